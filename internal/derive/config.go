@@ -1,0 +1,65 @@
+package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
+)
+
+// Config is the `derive:` block shared by the genai_ttft processor and
+// connector (DESIGN §8).
+type Config struct {
+	// PromptBands are the band boundaries in input tokens.
+	PromptBands []int64 `mapstructure:"prompt_bands"`
+	// RouteAttribute names the span/record attribute that holds the route
+	// (gateway config name); its value lands in ttft.route.
+	RouteAttribute string `mapstructure:"route_attribute"`
+	// MaxEvents caps how many span events are read per span; the rest are
+	// ignored (and counted), so a runaway event list cannot stall a batch.
+	MaxEvents int `mapstructure:"max_events"`
+	// MaxTTFT rejects TTFT values above it as absurd (counted, not recorded).
+	MaxTTFTSeconds float64 `mapstructure:"max_ttft_seconds"`
+	// ContentExactProducers extends the built-in table of instrumentation
+	// scopes whose time_to_first_chunk attribute is known to stop at the
+	// first content delta (DESIGN §4.2).
+	ContentExactProducers []Producer `mapstructure:"content_exact_producers"`
+}
+
+// Producer identifies an instrumentation scope by name prefix.
+type Producer struct {
+	// ScopePrefix matches the instrumentation scope name by prefix.
+	ScopePrefix string `mapstructure:"scope_prefix"`
+	// Attribute is the attribute that this producer measures to first content.
+	Attribute string `mapstructure:"attribute"`
+}
+
+// DefaultConfig returns the defaults of DESIGN §8.
+func DefaultConfig() Config {
+	return Config{
+		PromptBands:    append([]int64(nil), band.DefaultBoundaries...),
+		RouteAttribute: "ttft.route",
+		MaxEvents:      10000,
+		MaxTTFTSeconds: 3600,
+	}
+}
+
+// Validate names the offending key and how to fix it.
+func (c *Config) Validate() error {
+	var errs []error
+	if err := band.Validate(c.PromptBands); err != nil {
+		errs = append(errs, fmt.Errorf("derive::%w", err))
+	}
+	if c.MaxEvents < 0 {
+		errs = append(errs, errors.New("derive::max_events must be >= 0 (0 reads no events)"))
+	}
+	if c.MaxTTFTSeconds <= 0 {
+		errs = append(errs, errors.New("derive::max_ttft_seconds must be > 0, e.g. 3600"))
+	}
+	for i, p := range c.ContentExactProducers {
+		if p.ScopePrefix == "" || p.Attribute == "" {
+			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]: both scope_prefix and attribute are required", i))
+		}
+	}
+	return errors.Join(errs...)
+}
