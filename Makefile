@@ -1,0 +1,59 @@
+# otelcol-ttft — see README.md. Two commands matter on a fresh machine:
+#   make run    build the distribution and run it on the bundled config and sample data
+#   make test   every test, the end-to-end ones included
+
+GO      ?= go
+DIST    := dist/otelcol-ttft
+# Everything the binary is built from; make skips ocb when none of it changed.
+SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench/*' -not -name '*_test.go') \
+           go.mod go.sum builder-config.yaml
+PKGS    := ./...
+FUZZTIME ?= 20s
+
+.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus sample clean
+
+all: build
+
+build: $(DIST)
+
+$(DIST): $(SOURCES)
+	$(GO) tool builder --config builder-config.yaml
+	@touch $@
+
+## run: build, then run the collector on the default config and the bundled sample export
+run: build
+	./scripts/run.sh
+
+## test: lint, unit tests with -race, and the end-to-end tests against the built binary and a real Prometheus
+test: lint build prometheus
+	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+unit:
+	$(GO) test -race -count=1 $(PKGS)
+
+e2e: build prometheus
+	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -count=1 -v ./e2e/...
+
+## prometheus: install Debian's prometheus package when it is missing (the e2e tests run it on loopback)
+prometheus:
+	./scripts/ensure-prometheus.sh
+
+## bench: every benchmark with allocations, including the spanmetrics comparison module
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem -count=5 $(PKGS)
+	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
+
+## fuzz: each fuzz target for FUZZTIME (short by default; FUZZTIME=5m for a real run)
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)
+
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './dist/*')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+fmt:
+	gofmt -w $$(find . -name '*.go' -not -path './dist/*')
+
+clean:
+	rm -rf dist .run

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every Fuzz* target in the module for the given time each (default 20s).
+set -euo pipefail
+fuzztime=${1:-20s}
+for pkg in $(go list ./...); do
+  dir=$(go list -f '{{.Dir}}' "$pkg")
+  for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
+    echo "== $pkg $target ($fuzztime)"
+    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg"
+  done
+done
