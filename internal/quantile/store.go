@@ -1,0 +1,188 @@
+package quantile
+
+// store is a dense run of bucket counters covering indexes [off, off+len(buf)).
+// Counters start as uint16 and widen to uint32 then uint64 on overflow: most
+// buckets of most series stay small, so this quarters the memory of the common case.
+type store struct {
+	c16    []uint16
+	c32    []uint32
+	c64    []uint64
+	width  uint8 // 16, 32 or 64; 0 until the first add
+	off    int   // index of buf[0]
+	lo, hi int   // range of indexes that may be non-zero; lo > hi when empty
+}
+
+type counter interface{ ~uint16 | ~uint32 | ~uint64 }
+
+const growSlack = 64 // extra buckets on each side when the buffer grows
+
+func (st *store) empty() bool { return st.lo > st.hi }
+
+func (st *store) reset() {
+	clear(st.c16)
+	clear(st.c32)
+	clear(st.c64)
+	st.lo, st.hi = 1, 0
+}
+
+func (st *store) length() int {
+	switch st.width {
+	case 16:
+		return len(st.c16)
+	case 32:
+		return len(st.c32)
+	case 64:
+		return len(st.c64)
+	}
+	return 0
+}
+
+func (st *store) sizeBytes() int {
+	return cap(st.c16)*2 + cap(st.c32)*4 + cap(st.c64)*8
+}
+
+// get returns the count of bucket i.
+func (st *store) get(i int) uint64 {
+	p := i - st.off
+	if i < st.lo || i > st.hi {
+		return 0
+	}
+	switch st.width {
+	case 16:
+		return uint64(st.c16[p])
+	case 32:
+		return uint64(st.c32[p])
+	default:
+		return uint64(st.c64[p])
+	}
+}
+
+// add adds n to bucket i, growing or collapsing the range as needed.
+// It reports whether i was below the capped range and folded into its lowest bucket.
+func (st *store) add(i int, n uint64) (folded bool) {
+	if st.width == 0 {
+		st.width = 16
+	}
+	if st.empty() {
+		if l := st.length(); l == 0 || i < st.off || i >= st.off+l {
+			st.relocate(i, i)
+		}
+		st.lo, st.hi = i, i
+	} else if i < st.lo || i > st.hi {
+		lo, hi := min(st.lo, i), max(st.hi, i)
+		var sum uint64
+		if hi-lo+1 > MaxBuckets {
+			lo = hi - MaxBuckets + 1
+			if i < lo {
+				i, folded = lo, true
+			}
+			sum = st.foldBelow(lo)
+		}
+		if lo < st.off || hi >= st.off+st.length() {
+			st.relocate(lo, hi)
+		}
+		st.lo, st.hi = lo, hi
+		if sum > 0 {
+			st.inc(lo-st.off, sum)
+		}
+	}
+	st.inc(i-st.off, n)
+	return folded
+}
+
+// inc adds n at buffer position p, widening the counters when one would overflow.
+func (st *store) inc(p int, n uint64) {
+	for {
+		switch st.width {
+		case 16:
+			if c := uint64(st.c16[p]) + n; c <= 0xFFFF {
+				st.c16[p] = uint16(c)
+				return
+			}
+			st.c32 = widen[uint16, uint32](st.c16)
+			st.c16, st.width = nil, 32
+		case 32:
+			if c := uint64(st.c32[p]) + n; c <= 0xFFFFFFFF {
+				st.c32[p] = uint32(c)
+				return
+			}
+			st.c64 = widen[uint32, uint64](st.c32)
+			st.c32, st.width = nil, 64
+		default:
+			st.c64[p] += n
+			return
+		}
+	}
+}
+
+func widen[F, T counter](from []F) []T {
+	to := make([]T, len(from), cap(from))
+	for i, c := range from {
+		to[i] = T(c)
+	}
+	return to
+}
+
+// foldBelow zeroes the buckets below lo and returns their total, to be added to bucket lo.
+func (st *store) foldBelow(lo int) uint64 {
+	var sum uint64
+	for i := st.lo; i < lo && i <= st.hi; i++ {
+		p := i - st.off
+		switch st.width {
+		case 16:
+			sum += uint64(st.c16[p])
+			st.c16[p] = 0
+		case 32:
+			sum += uint64(st.c32[p])
+			st.c32[p] = 0
+		default:
+			sum += st.c64[p]
+			st.c64[p] = 0
+		}
+	}
+	if st.hi < lo {
+		st.lo, st.hi = 1, 0
+	} else if st.lo < lo {
+		st.lo = lo
+	}
+	return sum
+}
+
+// relocate makes the buffer cover [lo, hi], keeping the counts of [st.lo, st.hi].
+func (st *store) relocate(lo, hi int) {
+	switch st.width {
+	case 16:
+		st.c16 = relocate(st.c16, st, lo, hi)
+	case 32:
+		st.c32 = relocate(st.c32, st, lo, hi)
+	default:
+		st.c64 = relocate(st.c64, st, lo, hi)
+	}
+}
+
+func relocate[T counter](buf []T, st *store, lo, hi int) []T {
+	need := hi - lo + 1
+	oldOff := st.off
+	var dst []T
+	if cap(buf) >= need {
+		dst = buf[:cap(buf)]
+	} else {
+		n := min(need+2*growSlack, MaxBuckets+2*growSlack)
+		n = max(n, need+need/2)
+		n = min(n, max(need, MaxBuckets))
+		dst = make([]T, n)
+	}
+	// Centre the needed range in the buffer so growth in either direction is cheap.
+	newOff := lo - (len(dst)-need)/2
+	if st.empty() {
+		clear(dst)
+	} else {
+		// copy is a memmove, so an in-place shift is safe; then clear what it left behind.
+		a, b := st.lo-newOff, st.hi-newOff+1
+		copy(dst[a:b], buf[st.lo-oldOff:st.hi-oldOff+1])
+		clear(dst[:a])
+		clear(dst[b:])
+	}
+	st.off = newOff
+	return dst
+}

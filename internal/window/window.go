@@ -1,0 +1,159 @@
+// Package window keeps the recent past of one signal as a ring of time slices
+// (DESIGN §2, §8: window 24h in 24 slices), each holding a sketch of successful
+// samples and one of right-censored samples (requests cut by a first-token timeout).
+//
+// Slices are aligned to multiples of the slice length since the Unix epoch and
+// tagged with their slice number, so a slice is stale when its number is at least
+// `slices` behind the newest: expiry is lazy and costs O(slices) however long the
+// clock jumped. A sample lives between window−slice and window. Time is always passed
+// in; times older than the newest slice land in the newest slice (the ring never
+// runs backwards). Not safe for concurrent use: the caller locks.
+package window // import "github.com/otelcol-ttft/otelcol-ttft/internal/window"
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/quantile"
+)
+
+type slice struct {
+	num      int64 // slice number: unix nanos / slice length
+	ok       *quantile.Sketch
+	censored *quantile.Sketch
+}
+
+// Window is a ring of slices over a time window.
+type Window struct {
+	ring       []slice
+	sliceLen   int64 // nanoseconds
+	head       int64 // newest slice number seen
+	minSamples int
+}
+
+// New returns a window of the given length split into slices (both clamped to sane
+// minimums: at least 1 slice, slices of at least 1 ns).
+func New(window time.Duration, slices int, now time.Time) *Window {
+	slices = max(slices, 1)
+	sl := max(int64(window)/int64(slices), 1)
+	w := &Window{ring: make([]slice, slices), sliceLen: sl}
+	w.head = w.num(now)
+	for i := range w.ring {
+		w.ring[i].num = w.head - int64(slices) // stale until written
+	}
+	return w
+}
+
+// SetMinSamples sets the min_samples part of the gate applied by Snapshot.Quantile.
+func (w *Window) SetMinSamples(n int) { w.minSamples = n }
+
+func (w *Window) num(now time.Time) int64 {
+	n := now.UnixNano()
+	q := n / w.sliceLen
+	if n%w.sliceLen < 0 {
+		q-- // floor for times before 1970
+	}
+	return q
+}
+
+// current advances the ring to now and returns the slice that takes new samples.
+func (w *Window) current(now time.Time) *slice {
+	if n := w.num(now); n > w.head {
+		w.head = n
+	}
+	s := &w.ring[mod(w.head, len(w.ring))]
+	if s.num != w.head {
+		s.num = w.head
+		if s.ok != nil {
+			s.ok.Reset()
+			s.censored.Reset()
+		}
+	}
+	if s.ok == nil {
+		s.ok, s.censored = quantile.NewSketch(), quantile.NewSketch()
+	}
+	return s
+}
+
+func mod(a int64, n int) int {
+	m := int(a % int64(n))
+	if m < 0 {
+		m += n
+	}
+	return m
+}
+
+func (w *Window) live(s *slice) bool {
+	return s.ok != nil && s.num > w.head-int64(len(w.ring)) && s.num <= w.head
+}
+
+// Observe records a successful sample of v seconds.
+func (w *Window) Observe(v float64, now time.Time) { w.current(now).ok.Add(v) }
+
+// ObserveCensored records a request known only to take longer than cut seconds
+// (ended by timeout_first_token at cut).
+func (w *Window) ObserveCensored(cut float64, now time.Time) { w.current(now).censored.Add(cut) }
+
+// advance moves the head to now without creating a slice.
+func (w *Window) advance(now time.Time) {
+	if n := w.num(now); n > w.head {
+		w.head = n
+	}
+}
+
+// Snapshot merges the live slices into a new Snapshot.
+func (w *Window) Snapshot(now time.Time) *Snapshot {
+	s := &Snapshot{}
+	w.SnapshotInto(s, now)
+	return s
+}
+
+// SnapshotInto is Snapshot reusing dst's buffers (no allocation once they are grown).
+func (w *Window) SnapshotInto(dst *Snapshot, now time.Time) {
+	w.advance(now)
+	if dst.ok == nil {
+		dst.ok, dst.censored = quantile.NewSketch(), quantile.NewSketch()
+	} else {
+		dst.ok.Reset()
+		dst.censored.Reset()
+	}
+	dst.minSamples = w.minSamples
+	for i := range w.ring {
+		if s := &w.ring[i]; w.live(s) {
+			dst.ok.Merge(s.ok)
+			dst.censored.Merge(s.censored)
+		}
+	}
+}
+
+// Empty reports whether no live slice holds a sample.
+func (w *Window) Empty(now time.Time) bool {
+	w.advance(now)
+	for i := range w.ring {
+		if s := &w.ring[i]; w.live(s) && (s.ok.Count() > 0 || s.censored.Count() > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Release drops the buffers of expired slices, for callers that keep idle windows.
+func (w *Window) Release(now time.Time) {
+	w.advance(now)
+	for i := range w.ring {
+		if s := &w.ring[i]; s.ok != nil && !w.live(s) {
+			s.ok, s.censored = nil, nil
+		}
+	}
+}
+
+// SizeBytes is the memory held by the window and its sketches.
+func (w *Window) SizeBytes() int {
+	n := int(unsafe.Sizeof(*w)) + cap(w.ring)*int(unsafe.Sizeof(slice{}))
+	for i := range w.ring {
+		if s := &w.ring[i]; s.ok != nil {
+			n += s.ok.SizeBytes() + s.censored.SizeBytes()
+		}
+	}
+	return n
+}
