@@ -1,0 +1,89 @@
+// Command ttft-summary scrapes the Prometheus endpoint of an otelcol-ttft
+// collector and prints one row per target and prompt band: requests, the
+// TTFT percentiles the collector computed, every recommended timeout, the cut
+// ratio and the deadline margin. It refreshes until interrupted.
+//
+//	ttft-summary -url http://localhost:8889/metrics -interval 15s
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+func main() {
+	url := flag.String("url", "http://localhost:8889/metrics", "Prometheus endpoint of the collector's prometheus exporter")
+	interval := flag.Duration("interval", 15*time.Second, "time between refreshes")
+	once := flag.Bool("once", false, "print one summary and exit")
+	wait := flag.Duration("wait", 90*time.Second, "how long to wait for the first ttft_* series before giving up")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Stdout, *url, *interval, *wait, *once); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "ttft-summary:", err)
+		os.Exit(1)
+	}
+}
+
+// run prints a summary as soon as the endpoint serves ttft_* series, then
+// every interval. It gives up only when nothing arrived within wait.
+func run(ctx context.Context, w io.Writer, url string, interval, wait time.Duration, once bool) error {
+	client := &http.Client{Timeout: 10 * time.Second}
+	deadline := time.Now().Add(wait)
+	printed := false
+	for {
+		s, err := scrape(ctx, client, url)
+		switch {
+		case err == nil && len(s.Rows) > 0:
+			fmt.Fprintf(w, "\n%s  %s  (%d targets x bands)\n", time.Now().UTC().Format("15:04:05 UTC"), url, len(s.Rows))
+			render(w, s)
+			printed = true
+			if once {
+				return nil
+			}
+		case !printed && time.Now().After(deadline):
+			if err == nil {
+				err = errors.New("no ttft_* series yet")
+			}
+			return fmt.Errorf("nothing to summarize after %s: %w", wait, err)
+		case printed && err != nil:
+			fmt.Fprintf(w, "\n%s  scrape failed: %v\n", time.Now().UTC().Format("15:04:05 UTC"), err)
+		}
+		next := interval
+		if !printed {
+			next = time.Second // poll quickly until the first summary
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(next):
+		}
+	}
+}
+
+func scrape(ctx context.Context, client *http.Client, url string) (*Summary, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	// The text format: native histograms are not needed here, only gauges and sums.
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return Parse(resp.Body)
+}
