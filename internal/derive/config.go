@@ -32,6 +32,8 @@ type Producer struct {
 	ScopePrefix string `mapstructure:"scope_prefix"`
 	// Attribute is the attribute that this producer measures to first content.
 	Attribute string `mapstructure:"attribute"`
+	// Unit of the attribute's value: s (default), ms or ns.
+	Unit string `mapstructure:"unit"`
 }
 
 // DefaultConfig returns the defaults of DESIGN §8.
@@ -59,6 +61,9 @@ func (c *Config) Validate() error {
 	for i, p := range c.ContentExactProducers {
 		if p.ScopePrefix == "" || p.Attribute == "" {
 			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]: both scope_prefix and attribute are required", i))
+		}
+		if _, ok := parseUnit(p.Unit); !ok {
+			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]::unit %q: use s, ms or ns", i, p.Unit))
 		}
 	}
 	return errors.Join(errs...)

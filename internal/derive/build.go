@@ -1,0 +1,149 @@
+package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+
+import (
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// build writes the record of root i. has reports a TTFT; otherwise reason
+// says why not.
+func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason, has bool) {
+	r := &sc.entries[i]
+	e := &r.ev
+	if e.timingValid {
+		rec.Duration, rec.HasDuration = e.duration, true
+	}
+	rec.Observer = record.ObserverClient
+	switch {
+	case e.gateway:
+		rec.Observer = record.ObserverGateway
+	case e.server:
+		rec.Observer = record.ObserverServer
+	}
+
+	var content, chunk, srv *timing
+	var srvServer bool
+	if r.contentFrom >= 0 {
+		content = &sc.entries[r.contentFrom].ev.content
+	}
+	if r.chunkFrom >= 0 {
+		chunk = &sc.entries[r.chunkFrom].ev.chunk
+	}
+	if r.srvFrom >= 0 {
+		srv = &sc.entries[r.srvFrom].ev.srvTTFT
+		srvServer = sc.entries[r.srvFrom].ev.server
+	}
+	if r.stream == triFalse && r.contentFrom < 0 && r.chunkFrom < 0 {
+		rec.Streamed, rec.StreamedKnown = false, true
+	}
+	switch {
+	case content != nil:
+		rec.TimeToFirstContent, rec.HasTimeToFirstContent = content.v, true
+		rec.MeasuredAt, rec.Source = record.MeasuredAtFirstContent, content.src
+	case srv != nil:
+		// vLLM times the first generated token: content, from arrival.
+		rec.TimeToFirstContent, rec.HasTimeToFirstContent = srv.v, true
+		rec.MeasuredAt, rec.Source = record.MeasuredAtFirstContent, srv.src
+		if srvServer {
+			rec.Observer = record.ObserverServer
+		}
+	case chunk != nil:
+		rec.MeasuredAt, rec.Source = record.MeasuredAtFirstChunk, chunk.src
+	}
+	if chunk != nil && (!rec.HasTimeToFirstContent || chunk.v <= rec.TimeToFirstContent) {
+		rec.TimeToFirstChunk, rec.HasTimeToFirstChunk = chunk.v, true
+		if rec.MeasuredAt == "" {
+			rec.MeasuredAt = record.MeasuredAtFirstChunk
+		}
+	}
+	if e.headers.ok {
+		rec.TimeToHeaders, rec.HasTimeToHeaders = e.headers.v, true
+	}
+	has = rec.HasTimeToFirstContent || rec.HasTimeToFirstChunk
+	if has {
+		rec.Streamed, rec.StreamedKnown = true, true
+	} else if r.stream == triTrue {
+		rec.Streamed, rec.StreamedKnown = true, true
+	}
+	if r.hasGap && has {
+		rec.MaxChunkGap, rec.HasMaxChunkGap = r.maxGap, true
+	}
+	if r.contentChunks > 0 {
+		rec.ContentChunks, rec.HasContentChunks = r.contentChunks, true
+	}
+	rec.PromptTokens, rec.HasPromptTokens = r.prompt, r.hasPrompt
+	rec.CachedTokens, rec.HasCachedTokens = r.cached, r.hasCached
+	rec.OutputTokens, rec.HasOutputTokens = r.output, r.hasOutput
+	rec.Outcome = r.outcome
+	if rec.Outcome == "" {
+		rec.Outcome = e.outcome(r.contentSeen())
+	}
+	rec.Attempts = d.attempts(sc, r)
+	rec.Provider, rec.Model, rec.Route = best(e.provider[:]), best(e.model[:]), e.route
+	if rec.Provider == "" || rec.Model == "" || rec.Route == "" {
+		for j := range sc.entries {
+			n := &sc.entries[j]
+			if n.root != i || int32(j) == i {
+				continue
+			}
+			if rec.Provider == "" {
+				rec.Provider = best(n.ev.provider[:])
+			}
+			if rec.Model == "" {
+				rec.Model = best(n.ev.model[:])
+			}
+			if rec.Route == "" {
+				rec.Route = n.ev.route
+			}
+		}
+	}
+	d.finishRecord(rec)
+	if has {
+		return 0, true
+	}
+	return d.noTTFTReason(sc, i), false
+}
+
+// noTTFTReason explains a record without TTFT.
+func (d *Deriver) noTTFTReason(sc *scratch, i int32) Reason {
+	r := &sc.entries[i]
+	if r.stream == triFalse {
+		return ReasonNotStreamed
+	}
+	var invalid, durAsTTFT bool
+	for j := range sc.entries {
+		n := &sc.entries[j]
+		if n.root != i {
+			continue
+		}
+		invalid = invalid || n.ev.invalidTTFT || !n.ev.timingValid
+		durAsTTFT = durAsTTFT || n.ev.durationAsTTFT
+	}
+	switch {
+	case durAsTTFT:
+		return ReasonNotStreamed
+	case invalid:
+		return ReasonInvalidTiming
+	}
+	return ReasonNoEvidence
+}
+
+// attempts: ttft.attempts, else Bifrost's fallback index and retries, else
+// the Vercel provider requests that failed before the last one.
+func (d *Deriver) attempts(sc *scratch, r *entry) int64 {
+	n := int64(1)
+	if r.failedInner > 0 {
+		n = 1 + r.failedInner
+		if r.lastInner >= 0 && sc.entries[r.lastInner].ev.failed() {
+			n-- // the last request failed too: it is one of those counted
+		}
+	}
+	if r.ev.hasBifrost {
+		if b := 1 + r.ev.fallbackIndex + r.ev.retries; b > n {
+			n = b
+		}
+	}
+	if r.ev.hasAttempts {
+		n = r.ev.attempts
+	}
+	return n
+}

@@ -1,0 +1,157 @@
+// Package derive turns GenAI spans and log records into request records
+// (DESIGN §4, §5). It is pure: pdata in, record.Record out. The genai_ttft
+// processor stamps what it derives; the connector derives for itself when
+// the ttft.* attributes are absent; the gateway receiver derives its log
+// records.
+package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+
+import (
+	"sync"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// Reason says why a span or log record carries no TTFT.
+type Reason uint8
+
+const (
+	// ReasonNotGenAI: not an LLM call (no record at all).
+	ReasonNotGenAI Reason = iota
+	// ReasonNotStreamed: a non-streamed call (record written, no TTFT).
+	ReasonNotStreamed
+	// ReasonNoEvidence: a GenAI call whose telemetry holds no TTFT evidence.
+	ReasonNoEvidence
+	// ReasonInvalidTiming: the span's timestamps or every TTFT value it
+	// offered were unusable (NaN, negative, beyond the span, absurd).
+	ReasonInvalidTiming
+	// ReasonInvalidRecord: the ttft.* attributes already present are
+	// unreadable; the span is left alone rather than guessed at.
+	ReasonInvalidRecord
+	// ReasonSpanLog: a log record emitted inside a span (e.g. a GenAI event);
+	// its span carries the call, so deriving it too would count it twice.
+	ReasonSpanLog
+
+	// NumReasons is the number of reasons (for arrays indexed by Reason).
+	NumReasons
+)
+
+var reasonNames = [NumReasons]string{
+	"not_genai", "not_streamed", "no_evidence", "invalid_timing", "invalid_record", "span_log",
+}
+
+// String returns the reason as it appears in telemetry.
+func (r Reason) String() string {
+	if r < NumReasons {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// Stats counts what one call of Traces or Logs did.
+type Stats struct {
+	// Examined counts spans or log records looked at.
+	Examined int64
+	// Records counts records visited (derived or read back).
+	Records int64
+	// Reread counts records read from spans already stamped upstream.
+	Reread int64
+	// WithTTFT counts derived records that carry a TTFT.
+	WithTTFT int64
+	// Nested counts GenAI spans folded into an enclosing span's record,
+	// including spans already marked ttft.nested_in upstream.
+	Nested int64
+	// Skipped counts spans/log records without a TTFT, by reason. Only
+	// ReasonNotGenAI, ReasonInvalidRecord and ReasonSpanLog mean no record
+	// was produced; the others still get a record (outcome, band, duration).
+	Skipped [NumReasons]int64
+	// ChunkEvents counts per-chunk span events read.
+	ChunkEvents int64
+	// EventsIgnored counts events not read: beyond max_events, or stamped
+	// before the span started.
+	EventsIgnored int64
+	// ValuesRejected counts evidence values refused: wrong type, NaN/Inf,
+	// negative, beyond the span's duration or above max_ttft_seconds.
+	ValuesRejected int64
+}
+
+// Add accumulates o into s.
+func (s *Stats) Add(o Stats) {
+	s.Examined += o.Examined
+	s.Records += o.Records
+	s.Reread += o.Reread
+	s.WithTTFT += o.WithTTFT
+	s.Nested += o.Nested
+	for i := range s.Skipped {
+		s.Skipped[i] += o.Skipped[i]
+	}
+	s.ChunkEvents += o.ChunkEvents
+	s.EventsIgnored += o.EventsIgnored
+	s.ValuesRejected += o.ValuesRejected
+}
+
+// SkippedTotal sums Skipped over all reasons.
+func (s *Stats) SkippedTotal() int64 {
+	var n int64
+	for _, v := range s.Skipped {
+		n += v
+	}
+	return n
+}
+
+// Deriver derives request records. It is safe for concurrent use.
+type Deriver struct {
+	cfg       Config
+	bands     *band.Bands
+	producers []producer
+	chunkName string
+	pool      sync.Pool
+}
+
+// New validates cfg and builds a Deriver.
+func New(cfg Config) (*Deriver, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b, err := band.New(cfg.PromptBands)
+	if err != nil {
+		return nil, err
+	}
+	d := &Deriver{cfg: cfg, bands: b, chunkName: EventChunk}
+	d.producers = append(d.producers, builtinProducers...)
+	for _, p := range cfg.ContentExactProducers {
+		unit, _ := parseUnit(p.Unit)
+		d.producers = append(d.producers, producer{scopePrefix: p.ScopePrefix, attribute: p.Attribute, unit: unit})
+	}
+	d.pool.New = func() any { return &scratch{} }
+	return d, nil
+}
+
+// Config returns the configuration the Deriver was built with.
+func (d *Deriver) Config() Config { return d.cfg }
+
+// Bands returns the prompt bands in use.
+func (d *Deriver) Bands() *band.Bands { return d.bands }
+
+// IsChunkEvent reports whether a span event of this name is a per-chunk
+// event (DESIGN §4): the events that drop_chunk_events removes.
+func IsChunkEvent(name string) bool {
+	switch name {
+	case EventChunk, EventCompletionChunk, EventLLMCompletionChunk:
+		return true
+	}
+	return false
+}
+
+// ChunkEventNames lists the per-chunk event names IsChunkEvent recognises.
+func ChunkEventNames() []string {
+	return []string{EventChunk, EventCompletionChunk, EventLLMCompletionChunk}
+}
+
+// finishRecord fills the record fields every shape shares.
+func (d *Deriver) finishRecord(rec *record.Record) {
+	rec.PromptBand = d.bands.Label(rec.PromptTokens, rec.HasPromptTokens)
+	if rec.Attempts < 1 {
+		rec.Attempts = 1
+	}
+}

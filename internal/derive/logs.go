@@ -1,0 +1,136 @@
+package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// Duration attributes of log records (they have no start and end).
+const (
+	attrTTFTDuration = "ttft.duration" // s
+	attrDurationMs   = "duration_ms"
+	attrLatencyMs    = "latency_ms"
+)
+
+// Logs derives one record per GenAI call log record, from attributes only
+// (gateway request records, LiteLLM logs). Log records emitted inside a span
+// (they carry a span id, e.g. GenAI events) are skipped with ReasonSpanLog:
+// the span is the call. The clock is the gateway's unless a SERVER-side
+// attribute says otherwise.
+func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)) Stats {
+	var st Stats
+	sc := d.pool.Get().(*scratch)
+	defer func() {
+		for i := range sc.entries {
+			sc.entries[i] = entry{}
+		}
+		sc.entries = sc.entries[:0]
+		d.pool.Put(sc)
+	}()
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		rl := rls.At(i)
+		res := rl.Resource()
+		sls := rl.ScopeLogs()
+		for j := 0; j < sls.Len(); j++ {
+			sl := sls.At(j)
+			si := d.scopeInfo(sl.Scope(), res)
+			lrs := sl.LogRecords()
+			for k := 0; k < lrs.Len(); k++ {
+				lr := lrs.At(k)
+				st.Examined++
+				attrs := lr.Attributes()
+				if record.Stamped(attrs) {
+					rec, ok := record.Read(attrs)
+					if !ok {
+						st.Skipped[ReasonInvalidRecord]++
+						continue
+					}
+					st.Reread++
+					st.Records++
+					if visit != nil {
+						visit(res, lr, &rec)
+					}
+					continue
+				}
+				if !lr.SpanID().IsEmpty() {
+					st.Skipped[ReasonSpanLog]++
+					continue
+				}
+				sc.entries = sc.entries[:0]
+				e := sc.next()
+				d.scanLog(&e.ev, &si, lr)
+				st.ValuesRejected += e.ev.rejected
+				if !e.ev.genai || e.ev.notCall {
+					st.Skipped[ReasonNotGenAI]++
+					continue
+				}
+				d.checkTimings(&e.ev)
+				e.root, e.parentIdx = 0, -1
+				d.fold(sc)
+				var rec record.Record
+				reason, has := d.build(sc, 0, &rec)
+				if e.ev.duration == math.MaxFloat64 {
+					rec.Duration, rec.HasDuration = 0, false
+				}
+				if !e.ev.server {
+					rec.Observer = record.ObserverGateway
+				}
+				st.Records++
+				if has {
+					st.WithTTFT++
+				} else {
+					st.Skipped[reason]++
+				}
+				if visit != nil {
+					visit(res, lr, &rec)
+				}
+			}
+		}
+	}
+	return st
+}
+
+func (d *Deriver) scanLog(e *evidence, si *scopeInfo, lr plog.LogRecord) {
+	e.reset()
+	e.gateway = true
+	e.anthropic = si.anthropic
+	attrs := lr.Attributes()
+	d.scanAttrs(e, si, attrs)
+	if lr.SeverityNumber() >= plog.SeverityNumberError {
+		e.status = ptrace.StatusCodeError
+	} else if e.httpStatus >= 200 && e.httpStatus < 300 {
+		// A gateway logs a request once it is over: a 2xx record completed.
+		e.status = ptrace.StatusCodeOk
+	}
+	// No span times: the duration, if any, comes from an attribute; the
+	// checks against it are skipped when it is unknown.
+	e.timingValid = true
+	e.duration = math.MaxFloat64
+	for _, key := range [...]string{attrTTFTDuration, attrDurationMs, attrLatencyMs} {
+		v, ok := attrs.Get(key)
+		if !ok {
+			continue
+		}
+		f, ok := number(v)
+		if key != attrTTFTDuration {
+			f /= 1e3
+		}
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			e.rejected++
+			continue
+		}
+		e.duration = f
+		break
+	}
+	if e.chunk.ok && e.chunk.prio == prioLangfuse {
+		// An absolute time needs a start the record does not have.
+		e.chunk.ok = false
+		e.rejected++
+	}
+}
