@@ -83,9 +83,7 @@ func (s *Sketch) AddN(v float64, n uint64) {
 		s.zero += n
 		return
 	}
-	if s.st.add(index(v), n) {
-		s.collapsed += n
-	}
+	s.collapsed += s.st.add(index(v), n)
 }
 
 // Merge adds every value of o into s. o is not changed.
@@ -111,9 +109,7 @@ func (s *Sketch) Merge(o *Sketch) {
 	// Highest first: when the union exceeds the cap the top is fixed before the lows fold.
 	for i := o.st.hi; i >= o.st.lo; i-- {
 		if c := o.st.get(i); c > 0 {
-			if s.st.add(i, c) {
-				s.collapsed += c
-			}
+			s.collapsed += s.st.add(i, c)
 		}
 	}
 }
@@ -132,7 +128,7 @@ func (s *Sketch) double() {
 	}
 	for i := s.st.lo; i <= s.st.hi; i++ {
 		if c := s.st.get(i); c > 0 {
-			s.st.add(i, c)
+			s.collapsed += s.st.add(i, c)
 		}
 	}
 }
@@ -146,7 +142,8 @@ func (s *Sketch) Invalid() uint64 { return s.invalid }
 // ZeroCount is the number of values below MinValue.
 func (s *Sketch) ZeroCount() uint64 { return s.zero }
 
-// Collapsed is the number of values the bucket cap folded into the lowest bucket.
+// Collapsed is the number of values the bucket cap folded into the lowest bucket
+// (an upper bound after merges: a folded value may be counted again when merged).
 func (s *Sketch) Collapsed() uint64 { return s.collapsed }
 
 // Min is the exact smallest value recorded (false when empty).
@@ -166,10 +163,14 @@ func (s *Sketch) Quantile(q float64) (float64, bool) {
 }
 
 // atRank returns the value of rank k (1 ≤ k ≤ count).
+// The extremes are exact: rank 1 is the minimum and rank n the maximum.
 func (s *Sketch) atRank(k uint64) float64 {
 	cum := s.zero
-	if cum >= k {
+	if cum >= k || k <= 1 {
 		return s.min
+	}
+	if k >= s.count {
+		return s.max
 	}
 	for i := s.st.lo; i <= s.st.hi; i++ {
 		cum += s.st.get(i)

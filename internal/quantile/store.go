@@ -58,8 +58,9 @@ func (st *store) get(i int) uint64 {
 }
 
 // add adds n to bucket i, growing or collapsing the range as needed.
-// It reports whether i was below the capped range and folded into its lowest bucket.
-func (st *store) add(i int, n uint64) (folded bool) {
+// It returns how many values lost their own bucket to the cap: the n added when i
+// falls below the capped range, plus existing counts folded into the lowest bucket.
+func (st *store) add(i int, n uint64) (folded uint64) {
 	if st.width == 0 {
 		st.width = 16
 	}
@@ -74,9 +75,10 @@ func (st *store) add(i int, n uint64) (folded bool) {
 		if hi-lo+1 > MaxBuckets {
 			lo = hi - MaxBuckets + 1
 			if i < lo {
-				i, folded = lo, true
+				i, folded = lo, n
 			}
 			sum = st.foldBelow(lo)
+			folded += sum
 		}
 		if lo < st.off || hi >= st.off+st.length() {
 			st.relocate(lo, hi)
