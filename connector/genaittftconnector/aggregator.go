@@ -1,0 +1,370 @@
+package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+
+import (
+	"time"
+
+	"github.com/lightstep/go-expohisto/structure"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// The exported histograms of one series, in metric order.
+const (
+	histTTFT = iota
+	histFirstChunk
+	histMaxChunkGap
+	histDuration
+	numHists
+)
+
+var histNames = [numHists]string{
+	"ttft.time_to_first_token", "ttft.time_to_first_chunk", "ttft.max_chunk_gap", "ttft.duration",
+}
+
+var histDescriptions = [numHists]string{
+	"Time to first token of streamed requests: first content where known, else first chunk (see ttft.measured_at).",
+	"Time to the first streamed chunk of any kind, content or not.",
+	"Longest pause between consecutive chunks after first content.",
+	"Total duration of streamed requests.",
+}
+
+// histSeries holds the four exported histograms of one attribute set.
+type histSeries struct {
+	attrs    pcommon.Map
+	start    pcommon.Timestamp
+	lastSeen time.Time
+	h        [numHists]structure.Histogram[float64]
+}
+
+// sumSeries is one ttft.requests counter.
+type sumSeries struct {
+	attrs    pcommon.Map
+	start    pcommon.Timestamp
+	lastSeen time.Time
+	count    uint64
+}
+
+// batchStats counts what one batch did, reported to own telemetry after the
+// lock is released.
+type batchStats struct {
+	records     int64
+	skipped     map[string]int64
+	overflowed  [numSeriesKinds]int64
+	logsLimited int64
+}
+
+func (s *batchStats) skip(reason string, n int64) {
+	if n == 0 {
+		return
+	}
+	if s.skipped == nil {
+		s.skipped = map[string]int64{}
+	}
+	s.skipped[reason] += n
+}
+
+const (
+	kindHistograms = iota
+	kindRequests
+	kindWindows
+	numSeriesKinds
+)
+
+var seriesKindNames = [numSeriesKinds]string{"histograms", "requests", "windows"}
+
+// aggregator holds every series. It is not safe for concurrent use: the
+// connector serialises access with its lock.
+type aggregator struct {
+	cfg        *Config
+	dims       []dimension
+	instanceID string
+	maxSize    int32
+	limit      int
+	delta      bool
+
+	hist         map[string]*histSeries
+	histOverflow *histSeries
+	reqs         map[string]*sumSeries
+	reqOverflow  *sumSeries
+	windows      *windowStore
+
+	key  keyBuilder
+	vals []string
+}
+
+func newAggregator(cfg *Config, instanceID string) (*aggregator, error) {
+	ws, err := newWindowStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &aggregator{
+		cfg:     cfg,
+		dims:    newDimensions(cfg.Dimensions),
+		maxSize: cfg.ExponentialHistogramMaxSize,
+		limit:   cfg.AggregationCardinalityLimit,
+		delta:   cfg.temporality() == pmetric.AggregationTemporalityDelta,
+		hist:    map[string]*histSeries{},
+		reqs:    map[string]*sumSeries{},
+		windows: ws,
+		vals:    make([]string, len(cfg.Dimensions)),
+	}
+	if cfg.IncludeCollectorInstanceID {
+		a.instanceID = instanceID
+	}
+	return a, nil
+}
+
+// observe aggregates one request record. attrs are the span or log record
+// attributes, resAttrs those of its resource.
+func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, now time.Time, st *batchStats) {
+	if rec.StreamedKnown && !rec.Streamed {
+		// A non-streamed request has no TTFT; counting it would mix total
+		// latency into a time-to-first-token metric.
+		st.skip("not_streamed", 1)
+		return
+	}
+	st.records++
+	dimValues(a.dims, rec, attrs, resAttrs, a.vals)
+	ts := pcommon.NewTimestampFromTime(now)
+	failedOver := rec.Attempts > 1
+
+	// Exported histograms.
+	a.key.reset()
+	a.key.strs(a.vals)
+	a.key.str(rec.Outcome)
+	a.key.str(rec.PromptBand)
+	a.key.str(rec.MeasuredAt)
+	a.key.str(rec.Observer)
+	a.key.flag(failedOver)
+	hs, ok := a.hist[string(a.key.buf)]
+	if !ok {
+		if len(a.hist) >= a.limit {
+			st.overflowed[kindHistograms]++
+			if a.histOverflow == nil {
+				a.histOverflow = a.newHistSeries(a.overflowAttrs(), ts)
+			}
+			hs = a.histOverflow
+		} else {
+			attrs := a.seriesAttrs(5)
+			attrs.PutStr(record.KeyOutcome, rec.Outcome)
+			putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
+			putNonEmpty(attrs, record.KeyMeasuredAt, rec.MeasuredAt)
+			putNonEmpty(attrs, record.KeyObserver, rec.Observer)
+			attrs.PutBool(attrFailedOver, failedOver)
+			hs = a.newHistSeries(attrs, ts)
+			a.hist[string(a.key.buf)] = hs
+		}
+	}
+	hs.lastSeen = now
+	if v, ok := rec.TTFT(); ok {
+		hs.h[histTTFT].Update(v)
+	}
+	if rec.HasTimeToFirstChunk {
+		hs.h[histFirstChunk].Update(rec.TimeToFirstChunk)
+	}
+	if rec.HasMaxChunkGap {
+		hs.h[histMaxChunkGap].Update(rec.MaxChunkGap)
+	}
+	if rec.HasDuration {
+		hs.h[histDuration].Update(rec.Duration)
+	}
+
+	// Request counter.
+	seen := rec.FirstContentSeen()
+	a.key.reset()
+	a.key.strs(a.vals)
+	a.key.str(rec.Outcome)
+	a.key.str(rec.PromptBand)
+	a.key.flag(seen)
+	rs, ok := a.reqs[string(a.key.buf)]
+	if !ok {
+		if len(a.reqs) >= a.limit {
+			st.overflowed[kindRequests]++
+			if a.reqOverflow == nil {
+				a.reqOverflow = &sumSeries{attrs: a.overflowAttrs(), start: ts}
+			}
+			rs = a.reqOverflow
+		} else {
+			attrs := a.seriesAttrs(3)
+			attrs.PutStr(record.KeyOutcome, rec.Outcome)
+			putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
+			attrs.PutBool(attrFirstContentSeen, seen)
+			rs = &sumSeries{attrs: attrs, start: ts}
+			a.reqs[string(a.key.buf)] = rs
+		}
+	}
+	rs.lastSeen = now
+	rs.count++
+
+	if !a.windows.observe(a, rec, now) {
+		st.overflowed[kindWindows]++
+	}
+}
+
+func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp) *histSeries {
+	hs := &histSeries{attrs: attrs, start: ts}
+	cfg := structure.NewConfig(structure.WithMaxSize(a.maxSize))
+	for i := range hs.h {
+		hs.h[i].Init(cfg)
+	}
+	return hs
+}
+
+// seriesAttrs starts an attribute map with the dimensions and the instance id.
+func (a *aggregator) seriesAttrs(extra int) pcommon.Map {
+	attrs := pcommon.NewMap()
+	attrs.EnsureCapacity(len(a.dims) + extra + 1)
+	putDims(attrs, a.dims, a.vals)
+	putNonEmpty(attrs, attrCollectorInstanceID, a.instanceID)
+	return attrs
+}
+
+// overflowAttrs are the attributes of an overflow series: the marker only,
+// as in spanmetrics, plus the instance id so replicas' overflow series stay
+// apart.
+func (a *aggregator) overflowAttrs() pcommon.Map {
+	attrs := pcommon.NewMap()
+	attrs.PutBool(attrOverflow, true)
+	putNonEmpty(attrs, attrCollectorInstanceID, a.instanceID)
+	return attrs
+}
+
+// expire drops series idle for longer than metrics_expiration.
+func (a *aggregator) expire(now time.Time) {
+	exp := a.cfg.MetricsExpiration
+	if exp <= 0 {
+		return
+	}
+	for k, s := range a.hist {
+		if now.Sub(s.lastSeen) > exp {
+			delete(a.hist, k)
+		}
+	}
+	for k, s := range a.reqs {
+		if now.Sub(s.lastSeen) > exp {
+			delete(a.reqs, k)
+		}
+	}
+	if a.histOverflow != nil && now.Sub(a.histOverflow.lastSeen) > exp {
+		a.histOverflow = nil
+	}
+	if a.reqOverflow != nil && now.Sub(a.reqOverflow.lastSeen) > exp {
+		a.reqOverflow = nil
+	}
+	a.windows.expire(now, exp)
+}
+
+// seriesCounts returns the series held per kind, for own telemetry.
+func (a *aggregator) seriesCounts() [numSeriesKinds]int64 {
+	var n [numSeriesKinds]int64
+	n[kindHistograms] = int64(len(a.hist))
+	if a.histOverflow != nil {
+		n[kindHistograms]++
+	}
+	n[kindRequests] = int64(len(a.reqs))
+	if a.reqOverflow != nil {
+		n[kindRequests]++
+	}
+	n[kindWindows] = int64(a.windows.len())
+	return n
+}
+
+// build writes every series into md at time now, then resets delta state.
+func (a *aggregator) build(now time.Time) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	sm := rm.ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName(scopeName)
+	ts := pcommon.NewTimestampFromTime(now)
+	temporality := a.cfg.temporality()
+
+	for i := 0; i < numHists; i++ {
+		m := pmetric.NewMetric()
+		m.SetName(histNames[i])
+		m.SetDescription(histDescriptions[i])
+		m.SetUnit("s")
+		eh := m.SetEmptyExponentialHistogram()
+		eh.SetAggregationTemporality(temporality)
+		dps := eh.DataPoints()
+		add := func(s *histSeries) {
+			h := &s.h[i]
+			if h.Count() == 0 {
+				return
+			}
+			dp := dps.AppendEmpty()
+			s.attrs.CopyTo(dp.Attributes())
+			dp.SetStartTimestamp(s.start)
+			dp.SetTimestamp(ts)
+			copyExpoHistogram(h, dp)
+		}
+		for _, s := range a.hist {
+			add(s)
+		}
+		if a.histOverflow != nil {
+			add(a.histOverflow)
+		}
+		if dps.Len() > 0 {
+			m.MoveTo(sm.Metrics().AppendEmpty())
+		}
+	}
+
+	m := pmetric.NewMetric()
+	m.SetName("ttft.requests")
+	m.SetDescription("Streamed requests by outcome and prompt band, including those that never produced content.")
+	m.SetUnit("{request}")
+	sum := m.SetEmptySum()
+	sum.SetIsMonotonic(true)
+	sum.SetAggregationTemporality(temporality)
+	addSum := func(s *sumSeries) {
+		if s.count == 0 {
+			return
+		}
+		dp := sum.DataPoints().AppendEmpty()
+		s.attrs.CopyTo(dp.Attributes())
+		dp.SetStartTimestamp(s.start)
+		dp.SetTimestamp(ts)
+		dp.SetIntValue(int64(s.count))
+	}
+	for _, s := range a.reqs {
+		addSum(s)
+	}
+	if a.reqOverflow != nil {
+		addSum(a.reqOverflow)
+	}
+	if sum.DataPoints().Len() > 0 {
+		m.MoveTo(sm.Metrics().AppendEmpty())
+	}
+
+	a.windows.build(a, sm.Metrics(), now)
+
+	if a.delta {
+		a.resetDelta(ts)
+	}
+	return md
+}
+
+// resetDelta starts a new delta interval at ts; series stay (and expire) so
+// their next start time continues the previous end time.
+func (a *aggregator) resetDelta(ts pcommon.Timestamp) {
+	for _, s := range a.hist {
+		resetHist(s, ts)
+	}
+	if a.histOverflow != nil {
+		resetHist(a.histOverflow, ts)
+	}
+	for _, s := range a.reqs {
+		s.count, s.start = 0, ts
+	}
+	if a.reqOverflow != nil {
+		a.reqOverflow.count, a.reqOverflow.start = 0, ts
+	}
+}
+
+func resetHist(s *histSeries, ts pcommon.Timestamp) {
+	for i := range s.h {
+		s.h[i].Clear()
+	}
+	s.start = ts
+}

@@ -1,0 +1,203 @@
+package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// serviceInstanceIDKey is the collector's own resource attribute that
+// identifies this instance (set by the service for every component).
+const serviceInstanceIDKey = "service.instance.id"
+
+// logInterval is how often one kind of warning may be logged.
+const logInterval = time.Minute
+
+// ttftConnector aggregates request records from traces and logs into the
+// metrics of DESIGN §6. One instance serves both signals of a configuration.
+type ttftConnector struct {
+	logger  *zap.Logger
+	cfg     *Config
+	clock   clockwork.Clock
+	next    consumer.Metrics
+	deriver *derive.Deriver
+	tel     *telemetry
+	limiter *logLimiter
+
+	mu  sync.Mutex
+	agg *aggregator
+
+	lifeMu  sync.Mutex
+	started bool
+	stopped bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, next consumer.Metrics) (*ttftConnector, error) {
+	d, err := derive.New(cfg.Derive)
+	if err != nil {
+		return nil, err
+	}
+	tel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	agg, err := newAggregator(cfg, instanceID(set.Resource))
+	if err != nil {
+		return nil, err
+	}
+	return &ttftConnector{
+		logger:  set.Logger,
+		cfg:     cfg,
+		clock:   clock,
+		next:    next,
+		deriver: d,
+		tel:     tel,
+		limiter: newLogLimiter(logInterval),
+		agg:     agg,
+		done:    make(chan struct{}),
+	}, nil
+}
+
+// instanceID identifies this collector so replicas write distinct series.
+func instanceID(res pcommon.Resource) string {
+	if v, ok := res.Attributes().Get(serviceInstanceIDKey); ok && v.AsString() != "" {
+		return v.AsString()
+	}
+	// The service always sets it; only bare test settings lack it.
+	return uuid.NewString()
+}
+
+// Start begins the flush loop.
+func (c *ttftConnector) Start(ctx context.Context, _ component.Host) error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.started || c.stopped {
+		return nil
+	}
+	c.started = true
+	ticker := c.clock.NewTicker(c.cfg.FlushInterval)
+	// Flushes outlive Start's context; Shutdown ends them.
+	loopCtx := context.WithoutCancel(ctx)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer ticker.Stop()
+		for {
+			select {
+			case <-c.done:
+				return
+			case <-ticker.Chan():
+				c.flush(loopCtx)
+			}
+		}
+	}()
+	return nil
+}
+
+// Shutdown stops the flush loop. It is idempotent and safe without Start.
+func (c *ttftConnector) Shutdown(context.Context) error {
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	if c.stopped {
+		return nil
+	}
+	c.stopped = true
+	close(c.done)
+	c.wg.Wait()
+	return nil
+}
+
+// Capabilities implements consumer.Traces and consumer.Logs.
+func (*ttftConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// ConsumeTraces aggregates the request records of a batch of spans.
+func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	var st batchStats
+	c.mu.Lock()
+	now := c.clock.Now()
+	ds := c.deriver.Traces(td, func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
+		c.agg.observe(rec, span.Attributes(), res.Attributes(), now, &st)
+	})
+	c.mu.Unlock()
+	c.finishBatch(ctx, "traces", &ds, &st)
+	return nil
+}
+
+// ConsumeLogs aggregates the request records of a batch of log records.
+func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	var st batchStats
+	c.mu.Lock()
+	now := c.clock.Now()
+	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
+		c.agg.observe(rec, lr.Attributes(), res.Attributes(), now, &st)
+	})
+	c.mu.Unlock()
+	c.finishBatch(ctx, "logs", &ds, &st)
+	return nil
+}
+
+// finishBatch reports a batch to own telemetry and logs what went wrong,
+// outside the lock.
+func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *derive.Stats, st *batchStats) {
+	// Reasons that still produce a record (not streamed, no evidence, ...)
+	// were counted by observe, or aggregated; only those without one count here.
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog} {
+		st.skip(r.String(), ds.Skipped[r])
+	}
+	st.skip("nested", ds.Nested)
+	now := c.clock.Now()
+	if n := ds.Skipped[derive.ReasonInvalidRecord]; n > 0 {
+		if c.limiter.warn(c.logger, now, "invalid_record", "Skipped records whose ttft.* attributes are unreadable",
+			zap.String("signal", signal), zap.Int64("count", n)) {
+			st.logsLimited++
+		}
+	}
+	var overflowed int64
+	for _, n := range st.overflowed {
+		overflowed += n
+	}
+	if overflowed > 0 {
+		if c.limiter.warn(c.logger, now, "overflow", "aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
+			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed)) {
+			st.logsLimited++
+		}
+	}
+	c.tel.report(ctx, signal, st)
+}
+
+// flush builds the metrics under the lock and sends them outside it.
+func (c *ttftConnector) flush(ctx context.Context) {
+	c.mu.Lock()
+	now := c.clock.Now()
+	c.agg.expire(now)
+	md := c.agg.build(now)
+	counts := c.agg.seriesCounts()
+	c.mu.Unlock()
+
+	c.tel.reportSeries(ctx, counts)
+	if md.DataPointCount() == 0 {
+		return
+	}
+	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
+		if c.limiter.warn(c.logger, now, "consume", "Failed to send metrics", zap.Error(err)) {
+			c.tel.rateLimited.Add(ctx, 1)
+		}
+	}
+}

@@ -1,0 +1,33 @@
+package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+
+import (
+	"github.com/lightstep/go-expohisto/structure"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// copyExpoHistogram writes an aggregated histogram into a data point. The
+// scale may be up to 20 here; Prometheus accepts 8 at most, and both the
+// prometheus and prometheusremotewrite exporters downscale by merging
+// buckets (scale > 8 → 8), so the data point stays valid for them. Scale
+// never drops below -4 (their floor): 160 buckets at scale -4 span more than
+// the whole float64 range.
+func copyExpoHistogram(h *structure.Histogram[float64], dp pmetric.ExponentialHistogramDataPoint) {
+	dp.SetCount(h.Count())
+	dp.SetSum(h.Sum())
+	if h.Count() > 0 {
+		dp.SetMin(h.Min())
+		dp.SetMax(h.Max())
+	}
+	dp.SetZeroCount(h.ZeroCount())
+	dp.SetScale(h.Scale())
+	in := h.Positive()
+	out := dp.Positive()
+	out.SetOffset(in.Offset())
+	counts := out.BucketCounts()
+	counts.EnsureCapacity(int(in.Len()))
+	for i := uint32(0); i < in.Len(); i++ {
+		counts.Append(in.At(i))
+	}
+	// Values are never negative (records with negative times are rejected),
+	// so the negative range stays empty.
+}

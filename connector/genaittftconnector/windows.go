@@ -1,0 +1,309 @@
+package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+
+import (
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/window"
+)
+
+// Signals kept in recommendation windows, indexed like winSeries.w.
+const (
+	sigTTFT = iota
+	sigFirstChunk
+	sigMaxChunkGap
+	sigDuration
+	numSignals
+)
+
+func signalIndex(name string) int {
+	switch name {
+	case recommend.SignalTimeToFirstToken:
+		return sigTTFT
+	case recommend.SignalTimeToFirstChunk:
+		return sigFirstChunk
+	case recommend.SignalMaxChunkGap:
+		return sigMaxChunkGap
+	case recommend.SignalDuration:
+		return sigDuration
+	}
+	return -1
+}
+
+// winSeries holds the recommendation windows of one (dims, band,
+// measured_at): one window per signal in use, so each window is keyed by
+// (dims, band, measured_at, signal). They are separate from the exported
+// histograms: they slide, and they keep the resolution p99.9 needs.
+type winSeries struct {
+	attrs      pcommon.Map // dims + band + measured_at (+ instance id)
+	route      string
+	measuredAt string
+	lastSeen   time.Time
+	w          [numSignals]*window.Window
+}
+
+// windowStore keeps every recommendation window and turns them into the
+// gauges ttft.quantile, ttft.window.samples, ttft.timeout.recommended,
+// ttft.timeout.cut_ratio and ttft.deadline.margin.
+type windowStore struct {
+	cfg        *Config
+	used       [numSignals]bool
+	routeDim   int // index of ttft.route among the dimensions, -1 if absent
+	policies   []policyRef
+	deadline   *recommend.Policy
+	quantiles  []string // formatted quantile labels
+	series     map[string]*winSeries
+	snap       window.Snapshot
+	durSnap    window.Snapshot
+	key        keyBuilder
+	minSamples int
+}
+
+type policyRef struct {
+	p   recommend.Policy
+	sig int
+}
+
+func newWindowStore(cfg *Config) (*windowStore, error) {
+	ws := &windowStore{
+		cfg:        cfg,
+		routeDim:   -1,
+		series:     map[string]*winSeries{},
+		minSamples: cfg.MinSamples,
+	}
+	ws.used[sigTTFT] = true
+	for _, p := range cfg.Policies {
+		sig := signalIndex(p.Signal)
+		if sig < 0 {
+			continue // rejected by Config.Validate
+		}
+		ws.used[sig] = true
+		ws.policies = append(ws.policies, policyRef{p: p, sig: sig})
+	}
+	if cfg.Deadlines.Policy != "" {
+		if p := cfg.policy(cfg.Deadlines.Policy); p != nil {
+			ws.deadline = p
+			ws.used[sigDuration] = true
+		}
+	}
+	for i, d := range cfg.Dimensions {
+		if d == record.KeyRoute {
+			ws.routeDim = i
+		}
+	}
+	for _, q := range cfg.Quantiles {
+		ws.quantiles = append(ws.quantiles, strconv.FormatFloat(q, 'f', -1, 64))
+	}
+	return ws, nil
+}
+
+func (ws *windowStore) len() int { return len(ws.series) }
+
+// observe enters a record into its windows: successful (complete) requests
+// as samples, timeout_first_token requests as right-censored samples when
+// censoring is on. It returns false when the cardinality limit kept the
+// record out.
+func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time) bool {
+	var censored bool
+	switch rec.Outcome {
+	case record.OutcomeComplete:
+	case record.OutcomeTimeoutFirstToken:
+		if !ws.cfg.Censoring {
+			return true
+		}
+		censored = true
+	default:
+		return true // failed requests have their own histogram series, not windows
+	}
+	// A record without a clock stop (no TTFT evidence, or cut before any
+	// content) is first_content data: the policies read "" as first_content.
+	measuredAt := rec.MeasuredAt
+	if measuredAt == "" {
+		measuredAt = record.MeasuredAtFirstContent
+	}
+	s := ws.get(a, rec.PromptBand, measuredAt, now)
+	if s == nil {
+		return false
+	}
+	s.lastSeen = now
+	if censored {
+		// Cut by the first-token timeout: the TTFT is at least the cut time.
+		cut, ok := rec.TTFT()
+		if !ok {
+			if !rec.HasDuration {
+				return true
+			}
+			cut = rec.Duration
+		}
+		ws.window(s, sigTTFT, now).ObserveCensored(cut, now)
+		if ws.used[sigFirstChunk] && !rec.HasTimeToFirstChunk {
+			ws.window(s, sigFirstChunk, now).ObserveCensored(cut, now)
+		}
+		return true
+	}
+	if v, ok := rec.TTFT(); ok {
+		ws.window(s, sigTTFT, now).Observe(v, now)
+	}
+	if ws.used[sigFirstChunk] && rec.HasTimeToFirstChunk {
+		ws.window(s, sigFirstChunk, now).Observe(rec.TimeToFirstChunk, now)
+	}
+	if ws.used[sigMaxChunkGap] && rec.HasMaxChunkGap {
+		ws.window(s, sigMaxChunkGap, now).Observe(rec.MaxChunkGap, now)
+	}
+	if ws.used[sigDuration] && rec.HasDuration {
+		ws.window(s, sigDuration, now).Observe(rec.Duration, now)
+	}
+	return true
+}
+
+func (ws *windowStore) get(a *aggregator, band, measuredAt string, now time.Time) *winSeries {
+	ws.key.reset()
+	ws.key.strs(a.vals)
+	ws.key.str(band)
+	ws.key.str(measuredAt)
+	if s, ok := ws.series[string(ws.key.buf)]; ok {
+		return s
+	}
+	if len(ws.series) >= a.limit {
+		// An overflow window would mix unrelated targets into one
+		// recommendation, which is worse than none: keep it out, count it.
+		return nil
+	}
+	attrs := a.seriesAttrs(2)
+	putNonEmpty(attrs, record.KeyPromptBand, band)
+	attrs.PutStr(record.KeyMeasuredAt, measuredAt)
+	s := &winSeries{attrs: attrs, measuredAt: measuredAt}
+	if ws.routeDim >= 0 {
+		s.route = a.vals[ws.routeDim]
+	}
+	// ttft.window.samples is emitted for every window series, even before
+	// its first TTFT sample.
+	ws.window(s, sigTTFT, now)
+	ws.series[string(ws.key.buf)] = s
+	return s
+}
+
+func (ws *windowStore) window(s *winSeries, sig int, now time.Time) *window.Window {
+	if s.w[sig] == nil {
+		s.w[sig] = window.New(ws.cfg.Window, ws.cfg.WindowSlices, now)
+	}
+	return s.w[sig]
+}
+
+// expire drops window series idle for longer than exp, and those whose
+// windows slid empty.
+func (ws *windowStore) expire(now time.Time, exp time.Duration) {
+	for k, s := range ws.series {
+		if exp > 0 && now.Sub(s.lastSeen) > exp {
+			delete(ws.series, k)
+			continue
+		}
+		empty := true
+		for _, w := range s.w {
+			if w != nil && !w.Empty(now) {
+				empty = false
+				break
+			}
+		}
+		if empty {
+			delete(ws.series, k)
+		}
+	}
+}
+
+type gauges struct {
+	quantile, samples, recommended, cutRatio, margin pmetric.Metric
+}
+
+func newGauge(name, unit, desc string) pmetric.Metric {
+	m := pmetric.NewMetric()
+	m.SetName(name)
+	m.SetUnit(unit)
+	m.SetDescription(desc)
+	m.SetEmptyGauge()
+	return m
+}
+
+// build appends the window gauges to ms.
+func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Time) {
+	g := gauges{
+		quantile:    newGauge("ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate."),
+		samples:     newGauge("ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true)."),
+		recommended: newGauge("ttft.timeout.recommended", "s", "Recommended timeout per policy; absent below the minimum-volume gate."),
+		cutRatio:    newGauge("ttft.timeout.cut_ratio", "1", "Share of the window's requests that the recommended timeout would have cut."),
+		margin:      newGauge("ttft.deadline.margin", "s", "Deadline minus the first-token timeout minus the p50 of successful duration; negative means a failover cannot finish in time."),
+	}
+	ts := pcommon.NewTimestampFromTime(now)
+	point := func(m pmetric.Metric, attrs pcommon.Map, v float64) pcommon.Map {
+		dp := m.Gauge().DataPoints().AppendEmpty()
+		attrs.CopyTo(dp.Attributes())
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(v)
+		return dp.Attributes()
+	}
+	censoring := ws.cfg.Censoring
+	for _, s := range ws.series {
+		if w := s.w[sigTTFT]; w != nil {
+			w.SnapshotInto(&ws.snap, now)
+			sp := g.samples.Gauge().DataPoints()
+			for _, c := range []bool{false, true} {
+				n := ws.snap.Samples()
+				if c {
+					n = ws.snap.Censored()
+				}
+				dp := sp.AppendEmpty()
+				s.attrs.CopyTo(dp.Attributes())
+				dp.Attributes().PutBool(attrCensored, c)
+				dp.SetTimestamp(ts)
+				dp.SetIntValue(int64(n))
+			}
+			for i, q := range ws.cfg.Quantiles {
+				if v, st := ws.snap.QuantileMin(q, ws.minSamples, censoring); st == window.OK {
+					point(g.quantile, s.attrs, v).PutStr(attrQuantile, ws.quantiles[i])
+				}
+			}
+		}
+		for _, pr := range ws.policies {
+			w := s.w[pr.sig]
+			if w == nil || !pr.p.Accepts(s.measuredAt) {
+				continue
+			}
+			w.SnapshotInto(&ws.snap, now)
+			r := recommend.Evaluate(pr.p, &ws.snap, ws.minSamples, censoring)
+			if !r.OK {
+				continue
+			}
+			point(g.recommended, s.attrs, r.Seconds).PutStr(attrPolicy, pr.p.Name)
+			point(g.cutRatio, s.attrs, ws.snap.CutRatio(r.Seconds)).PutStr(attrPolicy, pr.p.Name)
+			if ws.deadline != nil && pr.p.Name == ws.deadline.Name {
+				ws.addMargin(g.margin, s, r.Seconds, now, point)
+			}
+		}
+	}
+	for _, m := range []pmetric.Metric{g.quantile, g.samples, g.recommended, g.cutRatio, g.margin} {
+		if m.Gauge().DataPoints().Len() > 0 {
+			m.MoveTo(ms.AppendEmpty())
+		}
+	}
+}
+
+// addMargin emits deadline − first-token timeout − p50 of successful duration,
+// once the duration window passes the gate for p50.
+func (ws *windowStore) addMargin(m pmetric.Metric, s *winSeries, firstToken float64, now time.Time, point func(pmetric.Metric, pcommon.Map, float64) pcommon.Map) {
+	w := s.w[sigDuration]
+	if w == nil {
+		return
+	}
+	w.SnapshotInto(&ws.durSnap, now)
+	p50, st := ws.durSnap.QuantileMin(0.5, ws.minSamples, false)
+	if st != window.OK {
+		return
+	}
+	deadline := ws.cfg.deadline(s.route).Seconds()
+	point(m, s.attrs, recommend.DeadlineMargin(deadline, firstToken, p50))
+}
