@@ -58,8 +58,8 @@ const (
 	attrVercelOperationID  = "ai.operationId"
 	attrOpenInferenceKind  = "openinference.span.kind"
 	attrOperationName      = "gen_ai.operation.name"
-	attrLLMRequestType     = "llm.request.type"      // OpenLLMetry
-	attrTraceloopSpanKind  = "traceloop.span.kind"   // OpenLLMetry
+	attrLLMRequestType     = "llm.request.type"    // OpenLLMetry
+	attrTraceloopSpanKind  = "traceloop.span.kind" // OpenLLMetry
 	attrLangfuseObservType = "langfuse.observation.type"
 
 	// Tokens.

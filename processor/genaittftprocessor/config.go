@@ -1,0 +1,44 @@
+package genaittftprocessor // import "github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
+
+import (
+	"errors"
+	"time"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+)
+
+// Config is the genai_ttft processor configuration (DESIGN §8). Keys are
+// stable: add, never rename.
+type Config struct {
+	// Derive is the derivation block the genai_ttft connector accepts too.
+	// It validates itself (the collector validates nested blocks).
+	Derive derive.Config `mapstructure:"derive"`
+	// DropChunkEvents removes per-chunk span events (ttft.chunk,
+	// gen_ai.content.completion.chunk, llm.content.completion.chunk) after
+	// deriving, to cut trace storage. The derived ttft.* attributes keep
+	// what they said.
+	DropChunkEvents bool `mapstructure:"drop_chunk_events"`
+	// SkippedLogInterval is the least time between two log lines about
+	// spans that could not be derived (each line carries the counts since
+	// the previous one). 0 logs every batch that skipped something.
+	SkippedLogInterval time.Duration `mapstructure:"skipped_log_interval"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+func createDefaultConfig() *Config {
+	return &Config{
+		Derive:             derive.DefaultConfig(),
+		SkippedLogInterval: time.Minute,
+	}
+}
+
+// Validate checks the processor's own keys; the derive block is validated
+// by its own Validate, which the collector calls for nested blocks.
+func (c *Config) Validate() error {
+	if c.SkippedLogInterval < 0 {
+		return errors.New("skipped_log_interval must be >= 0, e.g. 1m (0 logs every batch)")
+	}
+	return nil
+}
