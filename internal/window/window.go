@@ -11,6 +11,7 @@
 package window // import "github.com/otelcol-ttft/otelcol-ttft/internal/window"
 
 import (
+	"math"
 	"time"
 	"unsafe"
 
@@ -39,7 +40,7 @@ func New(window time.Duration, slices int, now time.Time) *Window {
 	w := &Window{ring: make([]slice, slices), sliceLen: sl}
 	w.head = w.num(now)
 	for i := range w.ring {
-		w.ring[i].num = w.head - int64(slices) // stale until written
+		w.ring[i].num = math.MinInt64 // stale until written
 	}
 	return w
 }
@@ -47,8 +48,22 @@ func New(window time.Duration, slices int, now time.Time) *Window {
 // SetMinSamples sets the min_samples part of the gate applied by Snapshot.Quantile.
 func (w *Window) SetMinSamples(n int) { w.minSamples = n }
 
+// Times outside UnixNano's range (years 1678–2262) saturate to its ends.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
 func (w *Window) num(now time.Time) int64 {
-	n := now.UnixNano()
+	var n int64
+	switch {
+	case now.Before(minTime):
+		n = math.MinInt64
+	case now.After(maxTime):
+		n = math.MaxInt64
+	default:
+		n = now.UnixNano()
+	}
 	q := n / w.sliceLen
 	if n%w.sliceLen < 0 {
 		q-- // floor for times before 1970
@@ -84,7 +99,8 @@ func mod(a int64, n int) int {
 }
 
 func (w *Window) live(s *slice) bool {
-	return s.ok != nil && s.num > w.head-int64(len(w.ring)) && s.num <= w.head
+	// num ≤ head, so the unsigned difference is exact even across the whole int64 range.
+	return s.ok != nil && s.num <= w.head && s.num != math.MinInt64 && uint64(w.head)-uint64(s.num) < uint64(len(w.ring))
 }
 
 // Observe records a successful sample of v seconds.
