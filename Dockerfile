@@ -1,0 +1,29 @@
+# otelcol-ttft container image: ocb builds the distribution, a slim Debian
+# runtime runs it as a non-root user.
+#   docker build -t otelcol-ttft:0.1.0 .
+#   docker run --rm -p 4317:4317 -p 4318:4318 -p 8889:8889 -p 13133:13133 \
+#     -e PROMETHEUS_REMOTE_WRITE_URL=http://prometheus:9090/api/v1/write otelcol-ttft:0.1.0
+# The Kubernetes manifests in deploy/kubernetes mount their own configs and pass --config.
+
+FROM golang:1.26 AS build
+WORKDIR /src
+# Module downloads get their own layer so source edits do not refetch them.
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN make build && ./dist/otelcol-ttft components >/dev/null
+
+FROM debian:trixie-slim
+# CA roots for TLS exporters (remote write, OTLP to a SaaS backend).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 65532 otelcol \
+ && useradd --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin otelcol
+COPY --from=build /src/dist/otelcol-ttft /usr/local/bin/otelcol-ttft
+COPY config/agent.yaml config/gateway.yaml /etc/otelcol-ttft/
+USER 65532:65532
+# OTLP gRPC, OTLP HTTP, Prometheus exporter, health check
+EXPOSE 4317 4318 8889 13133
+ENTRYPOINT ["/usr/local/bin/otelcol-ttft"]
+CMD ["--config=/etc/otelcol-ttft/gateway.yaml"]
