@@ -12,8 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
-	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 const (
@@ -135,16 +135,8 @@ func (c *Config) Validate() error {
 		qs[q] = true
 	}
 
-	names := map[string]bool{}
-	for i := range c.Policies {
-		p := &c.Policies[i]
-		if err := p.Validate(); err != nil {
-			add("policies[%d]: %w", i, err)
-		}
-		if names[p.Name] {
-			add("policies[%d]: name %q is used twice: policy names must be unique", i, p.Name)
-		}
-		names[p.Name] = true
+	if err := recommend.ValidatePolicies(c.Policies); err != nil {
+		errs = append(errs, err)
 	}
 
 	if c.Deadlines.Default <= 0 {

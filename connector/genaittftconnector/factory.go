@@ -11,8 +11,8 @@ import (
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
-	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // connectors shares one aggregator per configuration between the

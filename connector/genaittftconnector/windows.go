@@ -7,8 +7,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/window"
 )
 
@@ -120,8 +120,14 @@ func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time)
 	default:
 		return true // failed requests have their own histogram series, not windows
 	}
-	// A record without a clock stop (no TTFT evidence, or cut before any
-	// content) is first_content data: the policies read "" as first_content.
+	ttft, hasTTFT := rec.TTFT()
+	if !censored && !hasTTFT {
+		// No TTFT evidence: the call may not even have streamed, so its
+		// duration and gaps would mix into windows of streamed requests.
+		return true
+	}
+	// A request cut before any content has no clock stop; it is
+	// first_content data (the policies read "" as first_content too).
 	measuredAt := rec.MeasuredAt
 	if measuredAt == "" {
 		measuredAt = record.MeasuredAtFirstContent
@@ -133,8 +139,8 @@ func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time)
 	s.lastSeen = now
 	if censored {
 		// Cut by the first-token timeout: the TTFT is at least the cut time.
-		cut, ok := rec.TTFT()
-		if !ok {
+		cut := ttft
+		if !hasTTFT {
 			if !rec.HasDuration {
 				return true
 			}
@@ -146,9 +152,7 @@ func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time)
 		}
 		return true
 	}
-	if v, ok := rec.TTFT(); ok {
-		ws.window(s, sigTTFT, now).Observe(v, now)
-	}
+	ws.window(s, sigTTFT, now).Observe(ttft, now)
 	if ws.used[sigFirstChunk] && rec.HasTimeToFirstChunk {
 		ws.window(s, sigFirstChunk, now).Observe(rec.TimeToFirstChunk, now)
 	}
