@@ -81,11 +81,13 @@ func (w *Window) current(now time.Time) *slice {
 		s.num = w.head
 		if s.ok != nil {
 			s.ok.Reset()
+		}
+		if s.censored != nil {
 			s.censored.Reset()
 		}
 	}
 	if s.ok == nil {
-		s.ok, s.censored = quantile.NewSketch(), quantile.NewSketch()
+		s.ok = quantile.NewSketch()
 	}
 	return s
 }
@@ -108,7 +110,13 @@ func (w *Window) Observe(v float64, now time.Time) { w.current(now).ok.Add(v) }
 
 // ObserveCensored records a request known only to take longer than cut seconds
 // (ended by timeout_first_token at cut).
-func (w *Window) ObserveCensored(cut float64, now time.Time) { w.current(now).censored.Add(cut) }
+func (w *Window) ObserveCensored(cut float64, now time.Time) {
+	s := w.current(now)
+	if s.censored == nil {
+		s.censored = quantile.NewSketch() // most windows never see a timeout: allocate on first use
+	}
+	s.censored.Add(cut)
+}
 
 // advance moves the head to now without creating a slice.
 func (w *Window) advance(now time.Time) {
@@ -137,7 +145,7 @@ func (w *Window) SnapshotInto(dst *Snapshot, now time.Time) {
 	for i := range w.ring {
 		if s := &w.ring[i]; w.live(s) {
 			dst.ok.Merge(s.ok)
-			dst.censored.Merge(s.censored)
+			dst.censored.Merge(s.censored) // Merge ignores nil
 		}
 	}
 }
@@ -146,7 +154,7 @@ func (w *Window) SnapshotInto(dst *Snapshot, now time.Time) {
 func (w *Window) Empty(now time.Time) bool {
 	w.advance(now)
 	for i := range w.ring {
-		if s := &w.ring[i]; w.live(s) && (s.ok.Count() > 0 || s.censored.Count() > 0) {
+		if s := &w.ring[i]; w.live(s) && (s.ok.Count() > 0 || (s.censored != nil && s.censored.Count() > 0)) {
 			return false
 		}
 	}
@@ -168,7 +176,10 @@ func (w *Window) SizeBytes() int {
 	n := int(unsafe.Sizeof(*w)) + cap(w.ring)*int(unsafe.Sizeof(slice{}))
 	for i := range w.ring {
 		if s := &w.ring[i]; s.ok != nil {
-			n += s.ok.SizeBytes() + s.censored.SizeBytes()
+			n += s.ok.SizeBytes()
+		}
+		if s := &w.ring[i]; s.censored != nil {
+			n += s.censored.SizeBytes()
 		}
 	}
 	return n
