@@ -1,0 +1,172 @@
+package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+)
+
+// Formats the receiver reads (DESIGN §8).
+const (
+	FormatInfroCSV = "infro_csv"
+	FormatBifrost  = "bifrost"
+	FormatLiteLLM  = "litellm"
+	FormatCSV      = "csv"
+	FormatJSON     = "json"
+)
+
+// Config is the llm_gateway_log receiver configuration: stanza's file input
+// (include, exclude, start_at, fingerprint_size, storage, ...) plus the
+// format of the rows and how they map onto the request record.
+type Config struct {
+	InputConfig        file.Config `mapstructure:",squash"`
+	adapter.BaseConfig `mapstructure:",squash"`
+
+	// Format is one of infro_csv, bifrost, litellm, csv, json.
+	Format string `mapstructure:"format"`
+	// Mapping names the columns/fields of a csv or json export. For the
+	// named formats it overrides single entries of the built-in mapping.
+	Mapping MappingConfig `mapstructure:"mapping"`
+	// Delimiter separates CSV fields (csv formats only).
+	Delimiter string `mapstructure:"delimiter"`
+	// Derive is the derive block shared with the genai_ttft processor and
+	// connector; the receiver uses prompt_bands and max_ttft_seconds.
+	Derive derive.Config `mapstructure:"derive"`
+	// KeepRow keeps the parsed row as the log body; off by default because
+	// the connector needs only the attributes and rows can be large.
+	KeepRow bool `mapstructure:"keep_row"`
+}
+
+// MappingConfig names where each value of the request record comes from.
+// Names are CSV column names, or JSON field paths with dots for nesting
+// ("token_usage.prompt_tokens"). Empty means "not in this export" (or, for
+// a named format, "use the built-in name").
+type MappingConfig struct {
+	TTFT     string `mapstructure:"ttft"`
+	TTFTUnit string `mapstructure:"ttft_unit"` // ms (default), s, us, ns
+	// StartTime is the request time; it becomes the log record timestamp.
+	StartTime       string `mapstructure:"start_time"`
+	StartTimeFormat string `mapstructure:"start_time_format"` // rfc3339 (default), unix_s, unix_ms, unix_ns, or a Go layout
+	// FirstTokenTime is an absolute time; TTFT = first_token_time - start_time
+	// when no ttft field is mapped or present.
+	FirstTokenTime   string `mapstructure:"first_token_time"`
+	EndTime          string `mapstructure:"end_time"`
+	Duration         string `mapstructure:"duration"`
+	DurationUnit     string `mapstructure:"duration_unit"` // ms (default), s, us, ns
+	Model            string `mapstructure:"model"`
+	Provider         string `mapstructure:"provider"`
+	Route            string `mapstructure:"route"`
+	PromptTokens     string `mapstructure:"prompt_tokens"`
+	CachedTokens     string `mapstructure:"cached_tokens"`
+	CompletionTokens string `mapstructure:"completion_tokens"`
+	Attempts         string `mapstructure:"attempts"`
+	Retries          string `mapstructure:"retries"`
+	FallbackIndex    string `mapstructure:"fallback_index"`
+	AttemptTrail     string `mapstructure:"attempt_trail"`
+	Stream           string `mapstructure:"stream"`
+	ErrorType        string `mapstructure:"error_type"`
+	Status           string `mapstructure:"status"`
+	// StatusValues maps the export's status values onto outcomes. Keys are
+	// complete, error, closed, timeout_first_token, timeout_idle,
+	// timeout_deadline, timeout (first-token or idle, decided by whether a
+	// first token was seen) and skip (rows to ignore, such as in-progress).
+	StatusValues map[string][]string `mapstructure:"status_values"`
+	// MeasuredAt says where the export's TTFT clock stopped: first_content
+	// or first_chunk (default for csv/json: first_chunk, the safe claim).
+	MeasuredAt string `mapstructure:"measured_at"`
+}
+
+var validFormats = []string{FormatInfroCSV, FormatBifrost, FormatLiteLLM, FormatCSV, FormatJSON}
+
+func (c *Config) csvFormat() bool { return c.Format == FormatInfroCSV || c.Format == FormatCSV }
+
+// Validate names the offending key and how to fix it.
+func (c *Config) Validate() error {
+	var errs []error
+	switch c.Format {
+	case FormatInfroCSV, FormatBifrost, FormatLiteLLM, FormatCSV, FormatJSON:
+	case "":
+		errs = append(errs, fmt.Errorf("format: required, one of %s", strings.Join(validFormats, ", ")))
+	default:
+		errs = append(errs, fmt.Errorf("format: unknown format %q, use one of %s", c.Format, strings.Join(validFormats, ", ")))
+	}
+	if len(c.InputConfig.Include) == 0 {
+		errs = append(errs, errors.New("include: at least one glob is required, e.g. [/var/log/llm-gateway/*.csv]"))
+	}
+	for i, g := range c.InputConfig.Include {
+		if _, err := filepath.Match(g, ""); err != nil || g == "" {
+			errs = append(errs, fmt.Errorf("include[%d]: %q is not a valid glob", i, g))
+		}
+	}
+	for i, g := range c.InputConfig.Exclude {
+		if _, err := filepath.Match(g, ""); err != nil || g == "" {
+			errs = append(errs, fmt.Errorf("exclude[%d]: %q is not a valid glob", i, g))
+		}
+	}
+	switch c.InputConfig.StartAt {
+	case "beginning", "end":
+	default:
+		errs = append(errs, fmt.Errorf("start_at: %q is invalid, use beginning or end", c.InputConfig.StartAt))
+	}
+	if c.csvFormat() {
+		if c.InputConfig.Header != nil {
+			errs = append(errs, errors.New("header: the receiver reads each CSV file's header line itself; remove the header block"))
+		}
+		if c.InputConfig.StartAt == "end" {
+			errs = append(errs, errors.New("start_at: end cannot read CSV headers (the header line is never seen); use start_at: beginning"))
+		}
+		if utf8.RuneCountInString(c.Delimiter) != 1 || c.Delimiter == "\"" || c.Delimiter == "\n" {
+			errs = append(errs, fmt.Errorf("delimiter: %q must be a single character other than a quote or newline, e.g. \",\"", c.Delimiter))
+		}
+	}
+	if c.Format == FormatCSV || c.Format == FormatJSON {
+		if c.Mapping.TTFT == "" && (c.Mapping.FirstTokenTime == "" || c.Mapping.StartTime == "") {
+			errs = append(errs, fmt.Errorf("mapping::ttft: format %s needs the column/field that holds the TTFT (or both mapping::first_token_time and mapping::start_time)", c.Format))
+		}
+	}
+	if err := c.Mapping.validate(); err != nil {
+		errs = append(errs, err)
+	} else if _, ok := presets[c.Format]; ok {
+		if _, err := newSpec(c.Format, c.Mapping); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := c.Derive.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (m *MappingConfig) validate() error {
+	var errs []error
+	for key, unit := range map[string]string{"ttft_unit": m.TTFTUnit, "duration_unit": m.DurationUnit} {
+		if unit != "" {
+			if _, ok := unitScale[unit]; !ok {
+				errs = append(errs, fmt.Errorf("mapping::%s: %q is not a unit, use ms, s, us or ns", key, unit))
+			}
+		}
+	}
+	switch m.MeasuredAt {
+	case "", "first_content", "first_chunk":
+	default:
+		errs = append(errs, fmt.Errorf("mapping::measured_at: %q is invalid, use first_content (the export stops at the first content or tool-call delta) or first_chunk", m.MeasuredAt))
+	}
+	for key := range m.StatusValues {
+		if _, ok := statusKeys[key]; !ok {
+			errs = append(errs, fmt.Errorf("mapping::status_values: unknown outcome %q, use complete, error, closed, timeout_first_token, timeout_idle, timeout_deadline, timeout or skip", key))
+		}
+	}
+	if m.StartTimeFormat != "" {
+		if _, err := newTimeParser(m.StartTimeFormat); err != nil {
+			errs = append(errs, fmt.Errorf("mapping::start_time_format: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

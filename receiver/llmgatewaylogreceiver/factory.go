@@ -1,0 +1,102 @@
+// Package llmgatewaylogreceiver implements the llm_gateway_log receiver: it
+// tails gateway request logs and CSV exports with pkg/stanza's file input
+// and parsers and emits one log record per request carrying the request
+// record (ttft.* attributes, ttft.observer=gateway), so the genai_ttft
+// connector aggregates gateway-measured TTFT beside spans.
+package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
+
+import (
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/receiver"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+)
+
+// typeStr is the component type; storage checkpoints key on it, never rename.
+var typeStr = component.MustNewType("llm_gateway_log")
+
+const stability = component.StabilityLevelAlpha
+
+// NewFactory creates the llm_gateway_log receiver factory.
+func NewFactory() receiver.Factory {
+	return adapter.NewFactory(receiverType{}, stability)
+}
+
+// receiverType plugs the receiver into stanza's adapter.
+type receiverType struct{}
+
+var _ adapter.LogReceiverTypeWithScope = receiverType{}
+
+func (receiverType) Type() component.Type { return typeStr }
+
+func (receiverType) ScopeName() string { return scopeName }
+
+func (receiverType) CreateDefaultConfig() component.Config { return createDefaultConfig() }
+
+func createDefaultConfig() *Config {
+	in := file.NewConfig()
+	// Exports written before start-up are read (DESIGN §8).
+	in.StartAt = "beginning"
+	base := adapter.BaseConfig{Operators: []operator.Config{}}
+	// The same retry defaults as filelog; the type lives in a contrib-internal package.
+	base.RetryOnFailure.InitialInterval = time.Second
+	base.RetryOnFailure.MaxInterval = 30 * time.Second
+	base.RetryOnFailure.MaxElapsedTime = 5 * time.Minute
+	return &Config{
+		InputConfig: *in,
+		BaseConfig:  base,
+		Format:      FormatInfroCSV,
+		Delimiter:   ",",
+		Derive:      derive.DefaultConfig(),
+	}
+}
+
+// BaseConfig puts the parser and the mapping ahead of any user operators.
+func (receiverType) BaseConfig(cfg component.Config) adapter.BaseConfig {
+	c := cfg.(*Config)
+	base := c.BaseConfig
+	ops, err := operators(c)
+	if err != nil {
+		// Validate rejects such configs; fail the build rather than run without mapping.
+		ops = []operator.Config{operator.NewConfig(&failingConfig{BasicConfig: helper.NewBasicConfig("llm_gateway_log_invalid", "llm_gateway_log_invalid"), err: err})}
+	}
+	base.Operators = append(ops, c.BaseConfig.Operators...)
+	return base
+}
+
+// InputConfig is stanza's file input, with the per-file CSV header reader
+// for csv formats and record numbers for skipped-row logs.
+func (receiverType) InputConfig(cfg component.Config) operator.Config {
+	c := cfg.(*Config)
+	in := c.InputConfig
+	in.IncludeFileRecordNumber = true
+	if c.csvFormat() {
+		if s, err := newSpec(c.Format, c.Mapping); err == nil {
+			in.Header = &fileconsumer.HeaderConfig{
+				Pattern: headerPattern(c.Delimiter, headerColumns(s)),
+				MetadataOperators: []operator.Config{operator.NewConfig(&headerConfig{
+					TransformerConfig: helper.NewTransformerConfig(headerOperatorType, headerOperatorType),
+					delimiter:         c.Delimiter,
+				})},
+			}
+		}
+	}
+	return operator.NewConfig(&in)
+}
+
+// failingConfig is an operator whose Build reports a configuration error.
+type failingConfig struct {
+	helper.BasicConfig
+	err error
+}
+
+func (f *failingConfig) Build(component.TelemetrySettings) (operator.Operator, error) {
+	return nil, f.err
+}
