@@ -171,8 +171,7 @@ func (si *scopeInfo) exactUnit(key string) (unit, bool) {
 // ttftValue validates a relative TTFT in seconds.
 func (d *Deriver) ttftValue(e *evidence, f float64) (float64, bool) {
 	if math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > d.cfg.MaxTTFTSeconds {
-		e.rejected++
-		e.invalidTTFT = true
+		e.rejectTiming()
 		return 0, false
 	}
 	return f, true
@@ -193,7 +192,7 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 					e.content.offer(f, k, prioProducerExact)
 				}
 			} else {
-				e.rejected++
+				e.rejectTiming()
 			}
 			e.genai = true
 			continue
@@ -220,7 +219,7 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 					e.chunk.offer(f, k, prioBifrostNs)
 				}
 			} else {
-				e.rejected++
+				e.rejectTiming()
 			}
 			e.genai = true
 		case attrLangfuseCompletionStart:
@@ -228,7 +227,7 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 				// Resolved against the start once the span's times are known.
 				e.chunk.offer(float64(t), k, prioLangfuse)
 			} else {
-				e.rejected++
+				e.rejectTiming()
 			}
 		case attrVLLMTimeToFirstToken:
 			if f, ok := number(v); ok {
@@ -236,7 +235,7 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 					e.srvTTFT.offer(f, k, 0)
 				}
 			} else {
-				e.rejected++
+				e.rejectTiming()
 			}
 			e.genai = true
 		case attrTTFTTimeToHeaders:
@@ -387,7 +386,7 @@ func (d *Deriver) offerChunk(e *evidence, v pcommon.Value, u unit, key string, p
 	e.genai = true
 	f, ok := number(v)
 	if !ok {
-		e.rejected++
+		e.rejectTiming()
 		return
 	}
 	if f, ok = d.ttftValue(e, u.seconds(f)); ok {
@@ -403,6 +402,12 @@ func nanosWithSanity(f float64) float64 {
 		return f / 1e3
 	}
 	return f / 1e9
+}
+
+// rejectTiming counts a TTFT value that cannot be used.
+func (e *evidence) rejectTiming() {
+	e.rejected++
+	e.invalidTTFT = true
 }
 
 func (e *evidence) setStream(b bool) {
