@@ -231,9 +231,11 @@ func (a *aggregator) overflowAttrs() pcommon.Map {
 	return attrs
 }
 
-// expire drops series idle for longer than metrics_expiration.
+// expire drops series idle for longer than metrics_expiration, and
+// window series whose samples all slid out of the window.
 func (a *aggregator) expire(now time.Time) {
 	exp := a.cfg.MetricsExpiration
+	a.windows.expire(now, exp)
 	if exp <= 0 {
 		return
 	}
@@ -253,7 +255,6 @@ func (a *aggregator) expire(now time.Time) {
 	if a.reqOverflow != nil && now.Sub(a.reqOverflow.lastSeen) > exp {
 		a.reqOverflow = nil
 	}
-	a.windows.expire(now, exp)
 }
 
 // seriesCounts returns the series held per kind, for own telemetry.

@@ -2,6 +2,7 @@ package genaittftconnector
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -42,7 +43,6 @@ func loadConfig(t testing.TB, path string) *Config {
 	require.NoError(t, cfg.Validate())
 	return cfg
 }
-
 
 // newTestConnector builds the shared connector for cfg with a fake clock and
 // returns it with its metrics sink.
@@ -154,4 +154,70 @@ func findMetric(md pmetric.Metrics, name string) (pmetric.Metric, bool) {
 
 func testdataPath(elems ...string) string {
 	return filepath.Join(append([]string{"testdata"}, elems...)...)
+}
+
+func nan() float64 { return math.NaN() }
+
+// point is one data point, flattened for assertions: gauges and sums give
+// their value, exponential histograms their count.
+type point struct {
+	attrs map[string]any
+	value float64
+	start pcommon.Timestamp
+	ts    pcommon.Timestamp
+}
+
+func points(md pmetric.Metrics, name string) []point {
+	m, ok := findMetric(md, name)
+	if !ok {
+		return nil
+	}
+	var out []point
+	switch m.Type() {
+	case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
+		var dps pmetric.NumberDataPointSlice
+		if m.Type() == pmetric.MetricTypeSum {
+			dps = m.Sum().DataPoints()
+		} else {
+			dps = m.Gauge().DataPoints()
+		}
+		for i := 0; i < dps.Len(); i++ {
+			dp := dps.At(i)
+			v := dp.DoubleValue()
+			if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+				v = float64(dp.IntValue())
+			}
+			out = append(out, point{dp.Attributes().AsRaw(), v, dp.StartTimestamp(), dp.Timestamp()})
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		dps := m.ExponentialHistogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			dp := dps.At(i)
+			out = append(out, point{dp.Attributes().AsRaw(), float64(dp.Count()), dp.StartTimestamp(), dp.Timestamp()})
+		}
+	}
+	return out
+}
+
+// pointsWith keeps the points whose attributes include every key/value of want.
+func pointsWith(ps []point, want map[string]any) []point {
+	var out []point
+next:
+	for _, p := range ps {
+		for k, v := range want {
+			if p.attrs[k] != v {
+				continue next
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// value returns the single point of name matching want.
+func value(t testing.TB, md pmetric.Metrics, name string, want map[string]any) float64 {
+	t.Helper()
+	ps := pointsWith(points(md, name), want)
+	require.Len(t, ps, 1, "%s %v", name, want)
+	return ps[0].value
 }

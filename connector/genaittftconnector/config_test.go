@@ -1,0 +1,130 @@
+package genaittftconnector
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+)
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	full := defaultConfig()
+	full.Derive.PromptBands = []int64{4000, 32000}
+	full.Derive.RouteAttribute = "llm.route"
+	full.Dimensions = []string{"gen_ai.provider.name", "gen_ai.request.model", "ttft.route", "deployment.environment.name"}
+	full.FlushInterval = 30 * time.Second
+	full.Window = 12 * time.Hour
+	full.WindowSlices = 12
+	full.MinSamples = 500
+	full.Quantiles = []float64{0.5, 0.99}
+	full.Policies = []recommend.Policy{
+		{Name: "first_token", Signal: "time_to_first_token", Quantile: 0.999, Headroom: 1.25, RoundTo: 100 * time.Millisecond, Min: time.Second, Max: time.Minute},
+		{Name: "chunk_cutoff", Signal: "time_to_first_chunk", Quantile: 0.99, Headroom: 2, RoundTo: 50 * time.Millisecond, MeasuredAt: []string{"first_chunk", "first_content"}},
+	}
+	full.Deadlines = DeadlinesConfig{Default: 45 * time.Second, Routes: map[string]time.Duration{"support": 20 * time.Second, "batch": 10 * time.Minute}, Policy: "first_token"}
+	full.AggregationCardinalityLimit = 1000
+	full.MetricsExpiration = 30 * time.Minute
+	full.AggregationTemporality = "delta"
+	full.Censoring = false
+	full.ExponentialHistogramMaxSize = 80
+	full.IncludeCollectorInstanceID = false
+
+	tests := []struct {
+		id       component.ID
+		expected *Config
+		errs     []string
+	}{
+		{id: component.NewID(metadata.Type), expected: defaultConfig()},
+		{id: component.NewIDWithName(metadata.Type, "full"), expected: full},
+		{
+			id: component.NewIDWithName(metadata.Type, "invalid"),
+			errs: []string{
+				`dimensions[1] "gen_ai.request.model" is listed twice`,
+				`dimensions[2] "ttft.outcome" is set by the connector itself`,
+				`dimensions[3] is empty`,
+				"flush_interval must be > 0",
+				"window must be > 0",
+				"window_slices must be >= 1",
+				"min_samples must be >= 1",
+				"quantiles[1] = 1 must be in (0, 1)",
+				"quantiles[2] = 0.5 is listed twice",
+				"policies[0]::signal",
+				"policies[0]::headroom",
+				"policies[1]::name",
+				"deadlines::default must be > 0",
+				"deadlines::routes::support must be > 0",
+				`deadlines::policy "nope" names no configured policy`,
+				"aggregation_cardinality_limit must be >= 1",
+				"metrics_expiration must be >= 0",
+				`aggregation_temporality must be "cumulative" or "delta"`,
+				"exponential_histogram_max_size must be in [2, 16384]",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			cfg := defaultConfig()
+			require.NoError(t, sub.Unmarshal(cfg))
+			err = cfg.Validate()
+			if len(tt.errs) > 0 {
+				require.Error(t, err)
+				for _, e := range tt.errs {
+					assert.ErrorContains(t, err, e)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.expected, cfg)
+		})
+	}
+}
+
+func TestValidateRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		err    string
+	}{
+		{"slices shorter than a second", func(c *Config) { c.Window = 10 * time.Second; c.WindowSlices = 20 }, "window / window_slices must be at least 1s"},
+		{"margin policy on another signal", func(c *Config) { c.Deadlines.Policy = "idle" }, `deadlines::policy "idle" has signal "max_chunk_gap"`},
+		{"bad prompt bands", func(c *Config) { c.Derive.PromptBands = []int64{16000, 2000} }, "prompt_bands must be strictly increasing"},
+		{"NaN quantile", func(c *Config) { c.Quantiles = []float64{nan()} }, "quantiles[0] = NaN must be in (0, 1)"},
+		{"huge histogram", func(c *Config) { c.ExponentialHistogramMaxSize = 20000 }, "exponential_histogram_max_size"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := defaultConfig()
+			tt.mutate(cfg)
+			assert.ErrorContains(t, cfg.Validate(), tt.err)
+		})
+	}
+}
+
+func TestValidateAcceptsDefaultsAndNoMarginPolicy(t *testing.T) {
+	cfg := defaultConfig()
+	require.NoError(t, cfg.Validate())
+	cfg.Deadlines.Policy = ""
+	require.NoError(t, cfg.Validate(), "an empty deadlines::policy turns ttft.deadline.margin off")
+	assert.Equal(t, derive.DefaultConfig(), cfg.Derive)
+}
+
+func TestDeadlinePerRoute(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Deadlines.Routes = map[string]time.Duration{"support": 20 * time.Second}
+	assert.Equal(t, 20*time.Second, cfg.deadline("support"))
+	assert.Equal(t, 30*time.Second, cfg.deadline("other"))
+	assert.Equal(t, 30*time.Second, cfg.deadline(""))
+}

@@ -1,0 +1,412 @@
+package genaittftconnector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+var gpt = req{provider: "openai", model: "gpt-4o", route: "support", ttft: 0.8, chunk: 0.05, gap: 0.3, duration: 3}
+
+func with(r req, f func(*req)) req { f(&r); return r }
+
+func repeat(r req, n int) []req {
+	out := make([]req, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+// flushNow flushes and returns what the connector sent.
+func flushNow(t *testing.T, c *ttftConnector, sink *consumertest.MetricsSink) pmetric.Metrics {
+	t.Helper()
+	before := len(sink.AllMetrics())
+	c.flush(context.Background())
+	all := sink.AllMetrics()
+	if len(all) == before {
+		return pmetric.NewMetrics()
+	}
+	return all[len(all)-1]
+}
+
+func TestTracesAndLogsShareOneAggregator(t *testing.T) {
+	cfg := defaultConfig()
+	set := connectortest.NewNopSettings(metadata.Type)
+	sink := new(consumertest.MetricsSink)
+	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart))
+	f := NewFactory()
+	tc, err := f.CreateTracesToMetrics(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	lc, err := f.CreateLogsToMetrics(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	require.Same(t, tc.(*tracesConnector).sharedComponent, lc.(*logsConnector).sharedComponent)
+
+	host := componenttest.NewNopHost()
+	require.NoError(t, tc.Start(context.Background(), host))
+	require.NoError(t, lc.Start(context.Background(), host))
+	require.NoError(t, tc.ConsumeTraces(context.Background(), stampedTraces(gpt, gpt)))
+	require.NoError(t, lc.ConsumeLogs(context.Background(), stampedLogs(gpt)))
+
+	md := flushNow(t, tc.(*tracesConnector).conn, sink)
+	assert.Equal(t, 3.0, value(t, md, "ttft.requests", map[string]any{record.KeyModel: "gpt-4o"}),
+		"spans and gateway records of one target land in one ttft.requests series")
+	assert.Equal(t, 2.0, value(t, md, "ttft.time_to_first_token", map[string]any{record.KeyObserver: "client"}))
+	assert.Equal(t, 1.0, value(t, md, "ttft.time_to_first_token", map[string]any{record.KeyObserver: "gateway"}))
+
+	require.NoError(t, tc.Shutdown(context.Background()))
+	require.NoError(t, lc.Shutdown(context.Background()))
+
+	// Once shut down, the same config builds a fresh connector.
+	tc2, err := f.CreateTracesToMetrics(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	assert.NotSame(t, tc.(*tracesConnector).sharedComponent, tc2.(*tracesConnector).sharedComponent)
+	require.NoError(t, tc2.Shutdown(context.Background()))
+}
+
+func TestLifecycle(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T, c *tracesConnector)
+	}{
+		{"shutdown without start", func(t *testing.T, c *tracesConnector) {
+			require.NoError(t, c.Shutdown(context.Background()))
+		}},
+		{"shutdown twice", func(t *testing.T, c *tracesConnector) {
+			require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.Shutdown(context.Background()))
+		}},
+		{"start twice then shutdown", func(t *testing.T, c *tracesConnector) {
+			require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, c.conn.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, c.Shutdown(context.Background()))
+		}},
+		{"start after shutdown starts no ticker", func(t *testing.T, c *tracesConnector) {
+			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.conn.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, c.conn.Shutdown(context.Background()))
+		}},
+		{"consume after shutdown", func(t *testing.T, c *tracesConnector) {
+			require.NoError(t, c.Start(context.Background(), componenttest.NewNopHost()))
+			require.NoError(t, c.Shutdown(context.Background()))
+			require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// goleak (TestMain) proves the flush goroutine ended.
+			set := connectortest.NewNopSettings(metadata.Type)
+			tc, err := NewFactory().CreateTracesToMetrics(context.Background(), set, defaultConfig(), consumertest.NewNop())
+			require.NoError(t, err)
+			tt.run(t, tc.(*tracesConnector))
+		})
+	}
+}
+
+func TestCreateFailsOnInvalidDerive(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Derive.PromptBands = []int64{5, 1}
+	_, err := NewFactory().CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	require.Error(t, err)
+}
+
+func TestFlushOnTickerKeepsCumulativeStart(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(testStart)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, defaultConfig(), clock, sink)
+	ctx := context.Background()
+	require.NoError(t, c.Start(ctx, componenttest.NewNopHost()))
+	defer func() { require.NoError(t, c.Shutdown(ctx)) }()
+	require.NoError(t, clock.BlockUntilContext(ctx, 1), "the flush ticker is registered")
+
+	require.NoError(t, c.ConsumeTraces(ctx, stampedTraces(gpt, gpt)))
+	clock.Advance(14 * time.Second)
+	time.Sleep(10 * time.Millisecond)
+	assert.Empty(t, sink.AllMetrics(), "no flush before flush_interval")
+
+	clock.Advance(time.Second)
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) == 1 }, 5*time.Second, time.Millisecond)
+	first := pointsWith(points(sink.AllMetrics()[0], "ttft.requests"), nil)
+	require.Len(t, first, 1)
+	assert.Equal(t, 2.0, first[0].value)
+	assert.Equal(t, pcommon.NewTimestampFromTime(testStart), first[0].start, "start time is the series' creation")
+	assert.Equal(t, pcommon.NewTimestampFromTime(testStart.Add(15*time.Second)), first[0].ts)
+	assert.Equal(t, testInstanceID, first[0].attrs[attrCollectorInstanceID])
+
+	require.NoError(t, c.ConsumeTraces(ctx, stampedTraces(gpt)))
+	clock.Advance(15 * time.Second)
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) == 2 }, 5*time.Second, time.Millisecond)
+	second := points(sink.AllMetrics()[1], "ttft.requests")
+	require.Len(t, second, 1)
+	assert.Equal(t, 3.0, second[0].value, "cumulative")
+	assert.Equal(t, first[0].start, second[0].start, "cumulative start time is fixed per series")
+	assert.Equal(t, pcommon.NewTimestampFromTime(testStart.Add(30*time.Second)), second[0].ts)
+}
+
+func TestDeltaStartsEachIntervalAtThePreviousFlush(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.AggregationTemporality = temporalityDelta
+	clock := clockwork.NewFakeClockAt(testStart)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clock, sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt, gpt)))
+	clock.Advance(15 * time.Second)
+	md := flushNow(t, c, sink)
+	p := points(md, "ttft.requests")
+	require.Len(t, p, 1)
+	assert.Equal(t, 2.0, p[0].value)
+	assert.Equal(t, pmetric.AggregationTemporalityDelta, mustMetric(t, md, "ttft.requests").Sum().AggregationTemporality())
+
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))
+	clock.Advance(15 * time.Second)
+	p2 := points(flushNow(t, c, sink), "ttft.requests")
+	require.Len(t, p2, 1)
+	assert.Equal(t, 1.0, p2[0].value, "delta counts only the new interval")
+	assert.Equal(t, p[0].ts, p2[0].start, "a delta interval starts where the previous one ended")
+}
+
+func mustMetric(t *testing.T, md pmetric.Metrics, name string) pmetric.Metric {
+	t.Helper()
+	m, ok := findMetric(md, name)
+	require.True(t, ok, name)
+	return m
+}
+
+func TestWindowRotation(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Window = 4 * time.Hour
+	cfg.WindowSlices = 4
+	cfg.MinSamples = 1
+	cfg.MetricsExpiration = 0 // only the window decides here
+	clock := clockwork.NewFakeClockAt(testStart)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clock, sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	successful := map[string]any{attrCensored: false}
+
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(with(gpt, func(r *req) { r.ttft = 1 }))))
+	clock.Advance(3 * time.Hour)
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(repeat(with(gpt, func(r *req) { r.ttft = 3 }), 2)...)))
+	md := flushNow(t, c, sink)
+	assert.Equal(t, 3.0, value(t, md, "ttft.window.samples", successful))
+	assert.InDelta(t, 3.0, value(t, md, "ttft.quantile", map[string]any{attrQuantile: "0.5"}), 0.03)
+
+	clock.Advance(59 * time.Minute) // 3h59: the first slice is still in the window
+	assert.Equal(t, 3.0, value(t, flushNow(t, c, sink), "ttft.window.samples", successful))
+
+	clock.Advance(time.Minute) // 4h: the first slice slides out
+	md = flushNow(t, c, sink)
+	assert.Equal(t, 2.0, value(t, md, "ttft.window.samples", successful))
+	assert.Equal(t, 3.0, value(t, md, "ttft.requests", nil), "exported counters do not slide")
+
+	clock.Advance(3 * time.Hour) // every sample slid out: the window series goes
+	md = flushNow(t, c, sink)
+	assert.Empty(t, points(md, "ttft.window.samples"))
+	assert.Equal(t, 3.0, value(t, md, "ttft.requests", nil))
+}
+
+func TestExpiryDropsIdleSeriesAndTheirWindows(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.MetricsExpiration = time.Hour
+	clock := clockwork.NewFakeClockAt(testStart)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clock, sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	claude := with(gpt, func(r *req) { r.provider, r.model = "anthropic", "claude" })
+	isGPT := map[string]any{record.KeyModel: "gpt-4o"}
+	isClaude := map[string]any{record.KeyModel: "claude"}
+
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))
+	clock.Advance(50 * time.Minute)
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(claude)))
+	clock.Advance(10 * time.Minute) // gpt idle exactly 1h: kept
+	md := flushNow(t, c, sink)
+	for _, name := range []string{"ttft.requests", "ttft.time_to_first_token", "ttft.window.samples"} {
+		assert.NotEmpty(t, pointsWith(points(md, name), isGPT), name)
+	}
+
+	clock.Advance(time.Second) // gpt idle 1h0m1s: dropped, claude kept
+	md = flushNow(t, c, sink)
+	for _, name := range []string{"ttft.requests", "ttft.time_to_first_token", "ttft.duration", "ttft.window.samples"} {
+		assert.Empty(t, pointsWith(points(md, name), isGPT), name)
+		assert.NotEmpty(t, pointsWith(points(md, name), isClaude), name)
+	}
+	assert.Equal(t, [numSeriesKinds]int64{1, 1, 1}, c.agg.seriesCounts(), "only claude's histogram, counter and window series remain")
+
+	// A returning target starts a new cumulative series.
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))
+	p := pointsWith(points(flushNow(t, c, sink), "ttft.requests"), isGPT)
+	require.Len(t, p, 1)
+	assert.Equal(t, 1.0, p[0].value)
+	assert.Equal(t, pcommon.NewTimestampFromTime(clock.Now()), p[0].start)
+}
+
+// The minimum-volume gate seen from outside: below max(min_samples,
+// ceil(1/(1-q))) successful samples there is no ttft.quantile and no
+// ttft.timeout.recommended for q, while ttft.window.samples is emitted.
+func TestGateThroughConnector(t *testing.T) {
+	cfg := defaultConfig() // min_samples 200; quantiles 0.5..0.999; policies q 0.999, 0.99, 0.999
+	clock := clockwork.NewFakeClockAt(testStart)
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clock, sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+
+	feed := func(n int) {
+		reqs := make([]req, n)
+		for i := range reqs {
+			reqs[i] = with(gpt, func(r *req) { r.ttft = 0.5 + float64(i%100)/100 })
+		}
+		require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+	}
+	quantiles := func(md pmetric.Metrics) []string {
+		var qs []string
+		for _, p := range points(md, "ttft.quantile") {
+			qs = append(qs, p.attrs[attrQuantile].(string))
+		}
+		return qs
+	}
+	policies := func(md pmetric.Metrics) []string {
+		var ps []string
+		for _, p := range points(md, "ttft.timeout.recommended") {
+			ps = append(ps, p.attrs[attrPolicy].(string))
+		}
+		return ps
+	}
+
+	feed(199)
+	md := flushNow(t, c, sink)
+	assert.Equal(t, 199.0, value(t, md, "ttft.window.samples", map[string]any{attrCensored: false}))
+	assert.Equal(t, 0.0, value(t, md, "ttft.window.samples", map[string]any{attrCensored: true}))
+	assert.Empty(t, quantiles(md), "199 < min_samples")
+	assert.Empty(t, policies(md))
+	assert.Empty(t, points(md, "ttft.timeout.cut_ratio"))
+	assert.Empty(t, points(md, "ttft.deadline.margin"))
+
+	feed(1)
+	md = flushNow(t, c, sink)
+	assert.ElementsMatch(t, []string{"0.5", "0.9", "0.99"}, quantiles(md), "p99.9 needs 1000")
+	assert.ElementsMatch(t, []string{"gateway_cutoff"}, policies(md), "first_token and idle (p99.9) need 1000")
+	assert.Empty(t, points(md, "ttft.deadline.margin"), "the margin uses first_token")
+
+	feed(799)
+	assert.NotContains(t, quantiles(flushNow(t, c, sink)), "0.999", "999 < 1000")
+
+	feed(1)
+	md = flushNow(t, c, sink)
+	assert.ElementsMatch(t, []string{"0.5", "0.9", "0.99", "0.999"}, quantiles(md))
+	assert.ElementsMatch(t, []string{"first_token", "gateway_cutoff", "idle"}, policies(md))
+	// p99.9 of 0.50..1.49 is 1.49; × 1.25 = 1.8625 → 1.9 s.
+	firstToken := value(t, md, "ttft.timeout.recommended", map[string]any{attrPolicy: "first_token"})
+	assert.InDelta(t, 1.9, firstToken, 1e-9)
+	// margin = 30 s default deadline − 1.9 − p50 duration (3 s).
+	assert.InDelta(t, 30-1.9-3, value(t, md, "ttft.deadline.margin", nil), 0.02)
+}
+
+func TestCensoringSwitch(t *testing.T) {
+	// 10 successes at 1..10 s and 10 requests cut at 5 s by a first-token timeout.
+	reqs := make([]req, 0, 20)
+	for i := 1; i <= 10; i++ {
+		reqs = append(reqs, with(gpt, func(r *req) { r.ttft = float64(i) }))
+		reqs = append(reqs, with(gpt, func(r *req) {
+			r.outcome, r.ttft, r.chunk, r.gap, r.duration = record.OutcomeTimeoutFirstToken, -1, 0, 0, 5
+		}))
+	}
+	tests := []struct {
+		censoring    bool
+		wantCensored float64
+		wantP50      float64
+	}{
+		// Ignoring cut requests, the median of 1..10 is 5.
+		{censoring: false, wantCensored: 0, wantP50: 5},
+		// Counting them as "at least 5 s", the population above 5 s is 15 of
+		// 20: the product-limit median is 7 s.
+		{censoring: true, wantCensored: 10, wantP50: 7},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("censoring=%v", tt.censoring), func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.MinSamples = 1
+			cfg.Censoring = tt.censoring
+			sink := new(consumertest.MetricsSink)
+			c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+			defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+			require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+			md := flushNow(t, c, sink)
+			assert.Equal(t, tt.wantCensored, value(t, md, "ttft.window.samples", map[string]any{attrCensored: true}))
+			assert.InDelta(t, tt.wantP50, value(t, md, "ttft.quantile", map[string]any{attrQuantile: "0.5"}), tt.wantP50*0.01)
+		})
+	}
+}
+
+func TestSkipsWhatIsNotAStreamedRecord(t *testing.T) {
+	notStreamed := false
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	td := stampedTraces(with(gpt, func(r *req) { r.streamed = &notStreamed }))
+	// A span whose ttft.* values are unusable is skipped, never guessed at.
+	bad := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	bad.Attributes().PutStr(record.KeyOutcome, record.OutcomeComplete)
+	bad.Attributes().PutDouble(record.KeyTimeToFirstContent, -1)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Equal(t, 0, flushNow(t, c, sink).DataPointCount())
+}
+
+func TestCardinalityLimitOverflow(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.AggregationCardinalityLimit = 3
+	cfg.MinSamples = 1
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	var reqs []req
+	for i := range 10 {
+		reqs = append(reqs, with(gpt, func(r *req) { r.model = fmt.Sprintf("m%d", i) }))
+	}
+	reqs = append(reqs, repeat(with(gpt, func(r *req) { r.model = "m0" }), 5)...)
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+	md := flushNow(t, c, sink)
+
+	overflow := map[string]any{attrOverflow: true}
+	for _, name := range []string{"ttft.requests", "ttft.time_to_first_token", "ttft.duration"} {
+		ps := points(md, name)
+		assert.Len(t, ps, 4, "%s: 3 series + 1 overflow", name)
+		assert.Equal(t, 7.0, value(t, md, name, overflow), name)
+		assert.Equal(t, map[string]any{attrOverflow: true, attrCollectorInstanceID: testInstanceID},
+			pointsWith(ps, overflow)[0].attrs, "%s: the overflow series carries only the marker (and the instance)", name)
+		assert.Equal(t, 6.0, value(t, md, name, map[string]any{record.KeyModel: "m0"}), "%s: existing series keep counting", name)
+	}
+	assert.Len(t, points(md, "ttft.window.samples"), 6, "3 window series × (successful, censored); no overflow window")
+}
+
+type failingConsumer struct{ consumertest.MetricsSink }
+
+func (*failingConsumer) ConsumeMetrics(context.Context, pmetric.Metrics) error {
+	return errors.New("downstream refused")
+}
+
+func TestFlushSurvivesDownstreamError(t *testing.T) {
+	c := newTestConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), &failingConsumer{})
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))
+	c.flush(context.Background())
+	c.flush(context.Background()) // the second error is rate-limited, not a panic
+	assert.Equal(t, int64(1), c.agg.seriesCounts()[kindRequests], "state survives a failed send")
+}
