@@ -1,0 +1,69 @@
+package genaittftprocessor
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
+)
+
+func TestConfigStruct(t *testing.T) {
+	require.NoError(t, componenttest.CheckConfigStruct(createDefaultConfig()))
+}
+
+func TestLoadConfig(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+
+	custom := createDefaultConfig()
+	custom.Derive = derive.Config{
+		PromptBands:           []int64{4000, 32000},
+		RouteAttribute:        "gateway.route",
+		MaxEvents:             500,
+		MaxTTFTSeconds:        600,
+		ContentExactProducers: []derive.Producer{{ScopePrefix: "acme.llm", Attribute: "acme.ttfc_ms", Unit: "ms"}},
+	}
+	custom.DropChunkEvents = true
+	custom.SkippedLogInterval = 10 * time.Second
+
+	tests := []struct {
+		id      component.ID
+		want    *Config
+		wantErr []string // every fragment must appear: the key and the fix
+	}{
+		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
+		{id: component.NewIDWithName(metadata.Type, "custom"), want: custom},
+		{id: component.NewIDWithName(metadata.Type, "bad_bands"), wantErr: []string{"prompt_bands", "strictly increasing", "[2000, 16000, 64000]"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_producer"), wantErr: []string{"content_exact_producers[0]", "unit", "s, ms or ns"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_interval"), wantErr: []string{"skipped_log_interval", ">= 0"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id.String(), func(t *testing.T) {
+			cfg := NewFactory().CreateDefaultConfig()
+			sub, err := cm.Sub(tt.id.String())
+			require.NoError(t, err)
+			require.NoError(t, sub.Unmarshal(cfg))
+			// confmap.Validate is what the collector runs: it validates nested
+			// blocks (derive) as well as the processor's own keys.
+			err = confmap.Validate(cfg)
+			if len(tt.wantErr) > 0 {
+				require.Error(t, err)
+				for _, frag := range tt.wantErr {
+					assert.Contains(t, err.Error(), frag)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg)
+		})
+	}
+}

@@ -1,0 +1,259 @@
+package genaittftprocessor
+
+import (
+	"context"
+	"flag"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/ptracetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
+)
+
+// -update regenerates testdata/golden from the processor's output. Review
+// the diff: golden files are never edited by hand.
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const fixtures = "../../testdata/fixtures"
+
+func newTraces(t *testing.T, cfg *Config, tel *componenttest.Telemetry) (processor.Traces, *consumertest.TracesSink) {
+	t.Helper()
+	set := processortest.NewNopSettings(metadata.Type)
+	if tel != nil {
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+	}
+	sink := new(consumertest.TracesSink)
+	p, err := NewFactory().CreateTraces(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	return p, sink
+}
+
+func TestLifecycle(t *testing.T) {
+	f := NewFactory()
+	assert.Equal(t, metadata.Type, f.Type())
+	assert.Equal(t, metadata.TracesStability, f.TracesStability())
+	assert.Equal(t, metadata.LogsStability, f.LogsStability())
+	cfg := f.CreateDefaultConfig()
+	set := processortest.NewNopSettings(metadata.Type)
+
+	tp, err := f.CreateTraces(context.Background(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	assert.True(t, tp.Capabilities().MutatesData)
+	require.NoError(t, tp.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, tp.Shutdown(context.Background()))
+	require.NoError(t, tp.Shutdown(context.Background()), "Shutdown is idempotent")
+
+	lp, err := f.CreateLogs(context.Background(), set, cfg, consumertest.NewNop())
+	require.NoError(t, err)
+	require.NoError(t, lp.Shutdown(context.Background()), "Shutdown without Start")
+	require.NoError(t, lp.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, lp.Shutdown(context.Background()))
+
+	_, err = f.CreateMetrics(context.Background(), set, cfg, consumertest.NewNop())
+	require.Error(t, err, "metrics are the connector's job")
+
+	bad := createDefaultConfig()
+	bad.Derive.PromptBands = []int64{5, 1}
+	_, err = f.CreateTraces(context.Background(), set, bad, consumertest.NewNop())
+	require.Error(t, err)
+}
+
+func TestShutdownVerifier(t *testing.T) {
+	processortest.VerifyShutdown(t, NewFactory(), NewFactory().CreateDefaultConfig())
+}
+
+// chunkedTraces is a span following the ttft.chunk contract, beside a
+// non-GenAI span that must pass untouched.
+func chunkedTraces() ptrace.Traces {
+	td := ptrace.NewTraces()
+	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	ss.Scope().SetName("my-llm-client")
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	span := ss.Spans().AppendEmpty()
+	span.SetName("chat gpt-4o")
+	span.SetKind(ptrace.SpanKindClient)
+	span.SetTraceID(pcommon.TraceID{1})
+	span.SetSpanID(pcommon.SpanID{1})
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(900 * time.Millisecond)))
+	span.Attributes().PutStr("gen_ai.operation.name", "chat")
+	span.Attributes().PutStr("gen_ai.provider.name", "openai")
+	span.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
+	span.Attributes().PutInt("gen_ai.usage.input_tokens", 2500)
+	span.Attributes().PutStr("ttft.route", "support")
+	span.Attributes().PutEmptySlice("gen_ai.response.finish_reasons").AppendEmpty().SetStr("stop")
+	for i, kind := range []string{"role", "keepalive", "content", "content", "reasoning", "lifecycle"} {
+		ev := span.Events().AppendEmpty()
+		ev.SetName(derive.EventChunk)
+		ev.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(50+100*i) * time.Millisecond)))
+		ev.Attributes().PutStr(derive.AttrChunkKind, kind)
+	}
+	other := ss.Spans().AppendEmpty()
+	other.SetName("GET /health")
+	other.SetTraceID(pcommon.TraceID{1})
+	other.SetSpanID(pcommon.SpanID{2})
+	other.Attributes().PutStr("http.request.method", "GET")
+	return td
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct {
+		name  string
+		input func(t *testing.T) ptrace.Traces
+		drop  bool
+	}{
+		{name: "openinference_anthropic_nested", input: fixture("openinference-anthropic/normal.traces.json")},
+		{name: "vercel_ai_first_chunk", input: fixture("vercel-ai/normal.traces.json")},
+		{name: "openlit_nonstream", input: fixture("openlit-openai/nonstream.traces.json")},
+		{name: "anthropic_error_midstream", input: fixture("anthropic-native/error_midstream.traces.json")},
+		{name: "chunk_events", input: func(*testing.T) ptrace.Traces { return chunkedTraces() }},
+		{name: "chunk_events_dropped", input: func(*testing.T) ptrace.Traces { return chunkedTraces() }, drop: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := createDefaultConfig()
+			cfg.DropChunkEvents = c.drop
+			p, sink := newTraces(t, cfg, nil)
+			require.NoError(t, p.ConsumeTraces(context.Background(), c.input(t)))
+			require.Len(t, sink.AllTraces(), 1)
+			got := sink.AllTraces()[0]
+			path := filepath.Join("testdata", "golden", c.name+".yaml")
+			if *update {
+				require.NoError(t, golden.WriteTracesToFile(path, got))
+				t.Logf("wrote %s", path)
+			}
+			want, err := golden.ReadTraces(path)
+			require.NoError(t, err)
+			require.NoError(t, ptracetest.CompareTraces(want, got))
+		})
+	}
+}
+
+func fixture(rel string) func(t *testing.T) ptrace.Traces {
+	return func(t *testing.T) ptrace.Traces {
+		td, err := golden.ReadTraces(filepath.Join(fixtures, rel))
+		require.NoError(t, err)
+		return td
+	}
+}
+
+func TestStampsNestedAndDrops(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.DropChunkEvents = true
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink := newTraces(t, cfg, tel)
+
+	require.NoError(t, p.ConsumeTraces(context.Background(), chunkedTraces()))
+	nested, err := golden.ReadTraces(filepath.Join(fixtures, "openinference-anthropic/normal.traces.json"))
+	require.NoError(t, err)
+	require.NoError(t, p.ConsumeTraces(context.Background(), nested))
+
+	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	rec, ok := record.Read(span.Attributes())
+	require.True(t, ok)
+	assert.InDelta(t, 0.25, rec.TimeToFirstContent, 1e-9)
+	assert.Equal(t, record.MeasuredAtFirstContent, rec.MeasuredAt)
+	assert.Equal(t, "support", rec.Route)
+	assert.Equal(t, "2k-16k", rec.PromptBand)
+	assert.Equal(t, 0, span.Events().Len(), "chunk events dropped after deriving")
+	health := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(1)
+	assert.Equal(t, 1, health.Attributes().Len(), "non-GenAI spans untouched")
+
+	var outer, inner ptrace.Span
+	rss := sink.AllTraces()[1].ResourceSpans().At(0).ScopeSpans()
+	for i := 0; i < rss.Len(); i++ {
+		s := rss.At(i).Spans().At(0)
+		if s.ParentSpanID().IsEmpty() {
+			outer = s
+		} else {
+			inner = s
+		}
+	}
+	assert.True(t, record.Stamped(outer.Attributes()))
+	v, ok := inner.Attributes().Get(record.KeyNestedIn)
+	require.True(t, ok)
+	assert.Equal(t, outer.SpanID().String(), v.Str())
+	assert.False(t, record.Stamped(inner.Attributes()), "one call, one record")
+
+	// A second pass (another processor downstream) changes nothing.
+	again := ptrace.NewTraces()
+	sink.AllTraces()[1].CopyTo(again)
+	require.NoError(t, p.ConsumeTraces(context.Background(), again))
+	require.NoError(t, ptracetest.CompareTraces(sink.AllTraces()[1], sink.AllTraces()[2]))
+
+	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_derived", map[string]string{"signal": "traces"}, 2)
+	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_skipped", map[string]string{"signal": "traces", "reason": "not_genai"}, 1)
+	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_nested", map[string]string{"signal": "traces"}, 2)
+	assertSum(t, tel, "otelcol_processor_genai_ttft_chunk_events_dropped", nil, 6)
+}
+
+// assertSum finds the data point with exactly these attributes.
+func assertSum(t *testing.T, tel *componenttest.Telemetry, name string, attrs map[string]string, want int64) {
+	t.Helper()
+	m, err := tel.GetMetric(name)
+	require.NoError(t, err, name)
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	require.True(t, ok, name)
+	for _, dp := range sum.DataPoints {
+		if dp.Attributes.Len() != len(attrs) {
+			continue
+		}
+		match := true
+		for k, v := range attrs {
+			got, ok := dp.Attributes.Value(attributeKey(k))
+			match = match && ok && got.AsString() == v
+		}
+		if match {
+			assert.Equal(t, want, dp.Value, "%s %v", name, attrs)
+			return
+		}
+	}
+	t.Fatalf("%s: no data point with %v in %+v", name, attrs, sum.DataPoints)
+}
+
+func TestLogs(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := processortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), set, createDefaultConfig(), sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, p.Shutdown(context.Background())) }()
+
+	ld := plog.NewLogs()
+	lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
+	lr.Attributes().PutInt("ttft_ms", 420)
+	lr.Attributes().PutInt("http.response.status_code", 200)
+	require.NoError(t, p.ConsumeLogs(context.Background(), ld))
+
+	got := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	rec, ok := record.Read(got.Attributes())
+	require.True(t, ok)
+	assert.InDelta(t, 0.42, rec.TimeToFirstChunk, 1e-9)
+	assert.Equal(t, record.ObserverGateway, rec.Observer)
+	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_derived", map[string]string{"signal": "logs"}, 1)
+}
+
+func attributeKey(k string) attribute.Key { return attribute.Key(k) }
