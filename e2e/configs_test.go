@@ -1,0 +1,269 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// configEnv gives every environment variable a shipped config references a
+// value a user might set. A config that references a variable missing here
+// fails the test, so the README and this table stay complete.
+var configEnv = map[string]string{
+	"TTFT_GATEWAY_HOSTNAME":       "otelcol-ttft-gateway-headless.observability.svc.cluster.local",
+	"PROMETHEUS_REMOTE_WRITE_URL": "http://prometheus.monitoring.svc:9090/api/v1/write",
+	"REMOTE_WRITE_TENANT":         "team-llm",
+	"TRACES_OTLP_ENDPOINT":        "tempo.monitoring.svc:4317",
+	"METRICS_OTLP_ENDPOINT":       "https://otlp.example.com",
+	"METRICS_API_KEY":             "not-a-real-key",
+}
+
+var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}`)
+
+// shippedConfig is one collector configuration the repository ships.
+type shippedConfig struct {
+	name string // where it lives, for messages
+	body []byte
+}
+
+// TestShippedConfigsValidate runs `otelcol-ttft validate` on every shipped
+// configuration: config/*.yaml, config/examples/*.yaml and the configs
+// embedded in the Kubernetes ConfigMaps.
+func TestShippedConfigsValidate(t *testing.T) {
+	bin := collectorBinary(t)
+	configs := shippedConfigs(t)
+	if len(configs) < 7 {
+		t.Fatalf("found only %d shipped configs", len(configs))
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			env := os.Environ()
+			for _, m := range envRef.FindAllSubmatch(c.body, -1) {
+				name := string(m[1])
+				v, ok := configEnv[name]
+				if !ok {
+					t.Errorf("%s references ${env:%s}: add it to configEnv and document it", c.name, name)
+					continue
+				}
+				env = append(env, name+"="+v)
+			}
+			path := filepath.Join(dir, strings.NewReplacer("/", "_", ":", "_").Replace(c.name))
+			if err := os.WriteFile(path, c.body, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bin, "validate", "--config", path)
+			cmd.Dir = root // relative paths in config/default.yaml are relative to the repository root
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("otelcol-ttft validate %s: %v\n%s", c.name, err, out)
+			}
+		})
+	}
+}
+
+// TestConfigMapsEmbedTheConfigFiles checks that the Kubernetes ConfigMaps
+// carry config/agent.yaml and config/gateway.yaml byte for byte, and that
+// the workloads mount and run them.
+func TestConfigMapsEmbedTheConfigFiles(t *testing.T) {
+	for _, tc := range []struct{ manifest, key, kind string }{
+		{"agent.yaml", "agent.yaml", "DaemonSet"},
+		{"gateway.yaml", "gateway.yaml", "Deployment"},
+	} {
+		docs := manifestDocs(t, filepath.Join("..", "deploy", "kubernetes", tc.manifest))
+		want, err := os.ReadFile(filepath.Join("..", "config", tc.key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cmName string
+		found := false
+		for _, d := range docs {
+			if d.Kind != "ConfigMap" {
+				continue
+			}
+			got, ok := d.Data[tc.key]
+			if !ok {
+				continue
+			}
+			found, cmName = true, d.Metadata.Name
+			if got != string(want) {
+				t.Errorf("ConfigMap %s in deploy/kubernetes/%s differs from config/%s: copy the file into data.%s (indented by four spaces)",
+					d.Metadata.Name, tc.manifest, tc.key, tc.key)
+			}
+		}
+		if !found {
+			t.Errorf("deploy/kubernetes/%s has no ConfigMap with data.%s", tc.manifest, tc.key)
+			continue
+		}
+		var workload *k8sDoc
+		for i := range docs {
+			if docs[i].Kind == tc.kind {
+				workload = &docs[i]
+			}
+		}
+		if workload == nil {
+			t.Errorf("deploy/kubernetes/%s has no %s", tc.manifest, tc.kind)
+			continue
+		}
+		spec := workload.Spec.Template.Spec
+		mounted := false
+		for _, v := range spec.Volumes {
+			if v.ConfigMap.Name == cmName {
+				mounted = true
+			}
+		}
+		if !mounted {
+			t.Errorf("%s does not mount ConfigMap %s", tc.kind, cmName)
+		}
+		if len(spec.Containers) == 0 || !strings.Contains(strings.Join(spec.Containers[0].Args, " "), "/"+tc.key) {
+			t.Errorf("%s does not run --config=.../%s", tc.kind, tc.key)
+		}
+		if spec.SecurityContext.RunAsNonRoot == nil || !*spec.SecurityContext.RunAsNonRoot {
+			t.Errorf("%s pod does not set runAsNonRoot", tc.kind)
+		}
+	}
+	// The agents' load balancer resolves the gateway pods through the headless Service.
+	var headless bool
+	for _, d := range manifestDocs(t, filepath.Join("..", "deploy", "kubernetes", "gateway.yaml")) {
+		if d.Kind == "Service" && d.Spec.ClusterIP == "None" &&
+			strings.HasPrefix(configEnv["TTFT_GATEWAY_HOSTNAME"], d.Metadata.Name+"."+d.Metadata.Namespace+".") {
+			headless = true
+		}
+	}
+	if !headless {
+		t.Errorf("no headless gateway Service matches TTFT_GATEWAY_HOSTNAME %s", configEnv["TTFT_GATEWAY_HOSTNAME"])
+	}
+	agent, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "agent.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(agent, []byte("value: "+configEnv["TTFT_GATEWAY_HOSTNAME"])) {
+		t.Errorf("the DaemonSet does not set TTFT_GATEWAY_HOSTNAME to %s", configEnv["TTFT_GATEWAY_HOSTNAME"])
+	}
+}
+
+// TestDockerfileShape checks what can be checked without a container engine:
+// a multi-stage build with make build, a non-root runtime and the four ports.
+func TestDockerfileShape(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(raw)
+	for _, want := range []string{"FROM golang:1.26 AS build", "RUN make build", "COPY --from=build", "EXPOSE 4317 4318 8889 13133"} {
+		if !strings.Contains(df, want) {
+			t.Errorf("Dockerfile lacks %q", want)
+		}
+	}
+	user := regexp.MustCompile(`(?m)^USER\s+(\S+)`).FindStringSubmatch(df)
+	if user == nil || strings.HasPrefix(user[1], "0") || strings.HasPrefix(user[1], "root") {
+		t.Errorf("Dockerfile must switch to a non-root USER, got %v", user)
+	}
+}
+
+func shippedConfigs(t *testing.T) []shippedConfig {
+	t.Helper()
+	var out []shippedConfig
+	for _, pattern := range []string{"config/*.yaml", "config/examples/*.yaml"} {
+		paths, err := filepath.Glob(filepath.Join("..", pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			body, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, shippedConfig{name: strings.TrimPrefix(filepath.ToSlash(p), "../"), body: body})
+		}
+	}
+	manifests, err := filepath.Glob(filepath.Join("..", "deploy", "kubernetes", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range manifests {
+		for _, d := range manifestDocs(t, m) {
+			if d.Kind != "ConfigMap" {
+				continue
+			}
+			keys := make([]string, 0, len(d.Data))
+			for k := range d.Data {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				out = append(out, shippedConfig{
+					name: "deploy/kubernetes/" + filepath.Base(m) + ":" + d.Metadata.Name + ":" + k,
+					body: []byte(d.Data[k]),
+				})
+			}
+		}
+	}
+	return out
+}
+
+// k8sDoc is the part of a Kubernetes object these tests read.
+type k8sDoc struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"metadata"`
+	Data map[string]string `yaml:"data"`
+	Spec struct {
+		ClusterIP string `yaml:"clusterIP"`
+		Template  struct {
+			Spec struct {
+				SecurityContext struct {
+					RunAsNonRoot *bool `yaml:"runAsNonRoot"`
+				} `yaml:"securityContext"`
+				Containers []struct {
+					Args []string `yaml:"args"`
+				} `yaml:"containers"`
+				Volumes []struct {
+					ConfigMap struct {
+						Name string `yaml:"name"`
+					} `yaml:"configMap"`
+				} `yaml:"volumes"`
+			} `yaml:"spec"`
+		} `yaml:"template"`
+	} `yaml:"spec"`
+}
+
+func manifestDocs(t *testing.T, path string) []k8sDoc {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	var docs []k8sDoc
+	for {
+		var d k8sDoc
+		if err := dec.Decode(&d); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatalf("%s: %v", path, err)
+		}
+		if d.Kind == "" {
+			t.Fatalf("%s: a document without kind", path)
+		}
+		docs = append(docs, d)
+	}
+	return docs
+}
