@@ -24,11 +24,12 @@ func main() {
 	interval := flag.Duration("interval", 15*time.Second, "time between refreshes")
 	once := flag.Bool("once", false, "print one summary and exit")
 	wait := flag.Duration("wait", 90*time.Second, "how long to wait for the first ttft_* series before giving up")
+	minRequests := flag.Float64("min-requests", 100, "hide targets and bands with fewer requests (0 shows every row)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Stdout, *url, *interval, *wait, *once); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, os.Stdout, *url, *interval, *wait, *minRequests, *once); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "ttft-summary:", err)
 		os.Exit(1)
 	}
@@ -36,7 +37,7 @@ func main() {
 
 // run prints a summary as soon as the endpoint serves ttft_* series, then
 // every interval. It gives up only when nothing arrived within wait.
-func run(ctx context.Context, w io.Writer, url string, interval, wait time.Duration, once bool) error {
+func run(ctx context.Context, w io.Writer, url string, interval, wait time.Duration, minRequests float64, once bool) error {
 	client := &http.Client{Timeout: 10 * time.Second}
 	deadline := time.Now().Add(wait)
 	printed := false
@@ -44,7 +45,13 @@ func run(ctx context.Context, w io.Writer, url string, interval, wait time.Durat
 		s, err := scrape(ctx, client, url)
 		switch {
 		case err == nil && len(s.Rows) > 0:
-			fmt.Fprintf(w, "\n%s  %s  (%d targets x bands)\n", time.Now().UTC().Format("15:04:05 UTC"), url, len(s.Rows))
+			total := len(s.Rows)
+			hidden := s.Filter(minRequests)
+			fmt.Fprintf(w, "\n%s  %s  %d targets x bands", time.Now().UTC().Format("15:04:05 UTC"), url, total)
+			if hidden > 0 {
+				fmt.Fprintf(w, " (%d with fewer than %g requests hidden; -min-requests 0 shows them)", hidden, minRequests)
+			}
+			fmt.Fprintln(w)
 			render(w, s)
 			printed = true
 			if once {

@@ -24,6 +24,7 @@ const (
 	labelPolicy     = "ttft_policy"
 	labelOutcome    = "ttft_outcome"
 	labelQuantile   = "quantile"
+	labelCensored   = "ttft_censored"
 )
 
 // Target identifies one row: a target (route, model, provider) in one prompt band.
@@ -35,7 +36,7 @@ type Target struct {
 // at one clock (first_content or first_chunk).
 type Clock struct {
 	Quantiles   map[string]float64 // "0.99" → seconds
-	Samples     float64
+	Samples     float64            // successful requests in the window
 	HasSamples  bool
 	Recommended map[string]float64 // policy → seconds
 	CutRatio    map[string]float64 // policy ("" when not split by policy) → share
@@ -158,8 +159,11 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		clock(l).Quantiles[normQuantile(l[labelQuantile])] = v
 	})
 	each("ttft_window_samples", func(l map[string]string, v float64) {
+		if l[labelCensored] == "true" {
+			return // requests cut by a first-token timeout: counted under FAILED
+		}
 		c := clock(l)
-		c.Samples += v // successful and censored samples may be separate series
+		c.Samples += v
 		c.HasSamples = true
 	})
 	each("ttft_timeout_recommended", func(l map[string]string, v float64) {
@@ -283,6 +287,23 @@ func policyOrder(p string) string {
 		return "2"
 	}
 	return "3" + p
+}
+
+// Filter drops rows with fewer than minRequests requests, unless that would
+// drop every row. It returns how many rows it dropped.
+func (s *Summary) Filter(minRequests float64) int {
+	var kept []Row
+	for _, r := range s.Rows {
+		if r.Requests >= minRequests {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return 0
+	}
+	dropped := len(s.Rows) - len(kept)
+	s.Rows = kept
+	return dropped
 }
 
 // render prints the summary as an aligned table. Each policy column reads

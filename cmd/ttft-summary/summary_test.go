@@ -106,3 +106,65 @@ func TestBandOrder(t *testing.T) {
 		}
 	}
 }
+
+// collector.txt is a real scrape of the distribution's prometheus exporter
+// on the bundled sample (two targets kept), so the parser meets the labels
+// and suffixes the exporter really writes.
+func TestSummaryOfARealScrape(t *testing.T) {
+	s := parseFile(t, "testdata/collector.txt")
+	var chat, agent *Row
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		switch r.Target {
+		case Target{Route: "chat-default", Model: "gpt-4.1-mini", Provider: "openai", Band: "<2k"}:
+			chat = r
+		case Target{Route: "agent-tools", Model: "o4-mini", Provider: "openai", Band: "16k-64k"}:
+			agent = r
+		}
+	}
+	if chat == nil || agent == nil {
+		t.Fatalf("rows missing: %+v", s.Rows)
+	}
+	// 2119 complete + 28 + 10 errors + 6 closed + 4 deadline + 10 idle timeouts.
+	if chat.Requests != 2177 || chat.Failed != 58 {
+		t.Errorf("chat requests/failed = %v/%v, want 2177/58", chat.Requests, chat.Failed)
+	}
+	if chat.Clock.Samples != 2119 {
+		t.Errorf("chat window = %v, want the 2119 successful samples", chat.Clock.Samples)
+	}
+	if got := chat.Clock.Recommended["first_token"]; got != 9.8 {
+		t.Errorf("chat first_token = %v, want 9.8", got)
+	}
+	if _, ok := chat.Clock.Quantiles["0.999"]; !ok {
+		t.Error("chat has 2119 samples: p99.9 must be there")
+	}
+	// 1067 successful and 9 censored: WINDOW counts the successful ones only.
+	if agent.Clock.Samples != 1067 {
+		t.Errorf("agent window = %v, want 1067 (censored samples excluded)", agent.Clock.Samples)
+	}
+	if _, ok := agent.Clock.Quantiles["0.999"]; ok {
+		t.Error("agent p99.9 should be absent (the collector withheld it)")
+	}
+	var b bytes.Buffer
+	render(&b, s)
+	if !strings.Contains(b.String(), "56.3s (0.8% cut)") {
+		t.Errorf("agent's first_token timeout and cut ratio missing:\n%s", b.String())
+	}
+}
+
+func TestFilterHidesSmallRowsButNeverAll(t *testing.T) {
+	s := parseFile(t, "testdata/collector.txt")
+	n := len(s.Rows)
+	hidden := s.Filter(100)
+	if hidden == 0 || len(s.Rows)+hidden != n {
+		t.Errorf("Filter(100) hid %d of %d rows, %d left", hidden, n, len(s.Rows))
+	}
+	for _, r := range s.Rows {
+		if r.Requests < 100 {
+			t.Errorf("row with %v requests kept", r.Requests)
+		}
+	}
+	if hidden := s.Filter(1e9); hidden != 0 || len(s.Rows) == 0 {
+		t.Errorf("a filter that would hide every row must hide none; hid %d", hidden)
+	}
+}
