@@ -129,7 +129,7 @@ func TestBifrostAttemptsCountRetriesAndFallbacks(t *testing.T) {
 		"timestamp": "2026-11-30T00:00:02Z", "provider": "anthropic", "model": "claude-sonnet-4-5",
 		"routing_rule_name": "code-assist", "number_of_retries": 1.0, "fallback_index": 1.0,
 		"attempt_trail": []any{map[string]any{"attempt": 1.0}, map[string]any{"attempt": 2.0}},
-		"latency": 9120.0, "ttft_ms": 2210.0, "status": "success", "stream": true,
+		"latency":       9120.0, "ttft_ms": 2210.0, "status": "success", "stream": true,
 		"token_usage": map[string]any{"prompt_tokens": 7310.0, "completion_tokens": 655.0},
 	}
 	out, reason := m.mapRow(row)

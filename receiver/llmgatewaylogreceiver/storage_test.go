@@ -1,0 +1,115 @@
+package llmgatewaylogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver/gatewayexport"
+)
+
+// TestRestartReadsOnlyNewRows is filelog's storage test on an export: ingest,
+// stop, append rows while stopped, restart; only the appended rows arrive,
+// each once, and the resumed file still knows its CSV header (it is kept in
+// the checkpoint, not re-read).
+func TestRestartReadsOnlyNewRows(t *testing.T) {
+	ctx := context.Background()
+	logsDir, storageDir := t.TempDir(), t.TempDir()
+	path := filepath.Join(logsDir, "export.csv")
+	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+
+	nextID := 1
+	appendRows := func(n int) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		require.NoError(t, err)
+		_, err = gatewayexport.Write(f, gatewayexport.Options{
+			Rows: n, Seed: uint64(nextID), Start: t0.Add(time.Duration(nextID) * time.Minute),
+			Span: time.Minute, Header: nextID == 1, FirstID: nextID,
+		})
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		nextID += n
+	}
+
+	cfg := testConfig(t, FormatInfroCSV, filepath.Join(logsDir, "*.csv"))
+	cfg.KeepRow = true
+	extID := storagetest.NewFileBackedStorageExtension("test", storageDir).ID
+	cfg.StorageID = &extID
+
+	sink := new(consumertest.LogsSink)
+	// One receiver ID across restarts: the checkpoint is keyed on it.
+	set := receivertest.NewNopSettings(typeStr)
+	set.Logger = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	seen := map[string]int{}
+	// start runs the receiver with its storage and returns a stop function.
+	start := func() (stop func()) {
+		ext := storagetest.NewFileBackedStorageExtension("test", storageDir)
+		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+		rcv, err := NewFactory().CreateLogs(ctx, set, cfg, sink)
+		require.NoError(t, err)
+		require.NoError(t, rcv.Start(ctx, host))
+		return func() {
+			require.NoError(t, rcv.Shutdown(ctx))
+			for _, e := range host.GetExtensions() {
+				require.NoError(t, e.Shutdown(ctx))
+			}
+		}
+	}
+	expect := func(from, to int) {
+		t.Helper()
+		want := to - from
+		require.Eventually(t, func() bool { return sink.LogRecordCount() >= want }, 20*time.Second, 10*time.Millisecond,
+			"want %d new rows, have %d", want, sink.LogRecordCount())
+		time.Sleep(300 * time.Millisecond) // a duplicate would show up by now
+		lrs := records(sink)
+		require.Len(t, lrs, want, "exactly the new rows")
+		got := map[string]bool{}
+		for _, lr := range lrs {
+			id, _ := lr.Body().Map().AsRaw()["request_id"].(string)
+			got[id] = true
+			seen[id]++
+			_, ok := lr.Attributes().Get("ttft.outcome")
+			require.True(t, ok, "row %s mapped with the file's header", id)
+		}
+		for i := from; i < to; i++ {
+			assert.True(t, got["req-"+itoa(i)], "row req-%d lost", i)
+		}
+		sink.Reset()
+	}
+
+	appendRows(50)
+	stop := start()
+	expect(1, 51)
+	stop()
+
+	appendRows(30) // offline
+	stop = start()
+	expect(51, 81)
+
+	appendRows(400) // live, well past the fingerprint size
+	expect(81, 481)
+	stop()
+
+	appendRows(5) // offline again
+	stop = start()
+	expect(481, 486)
+	stop()
+
+	for id, n := range seen {
+		require.Equal(t, 1, n, "%s delivered %d times", id, n)
+	}
+	require.Len(t, seen, 485)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
