@@ -6,6 +6,8 @@
 package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
@@ -14,6 +16,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -24,9 +27,34 @@ var typeStr = component.MustNewType("llm_gateway_log")
 
 const stability = component.StabilityLevelAlpha
 
+// stanzaFactory builds the stanza pipeline receiver the factory wraps.
+var stanzaFactory = adapter.NewFactory(receiverType{}, stability)
+
 // NewFactory creates the llm_gateway_log receiver factory.
 func NewFactory() receiver.Factory {
-	return adapter.NewFactory(receiverType{}, stability)
+	return receiver.NewFactory(typeStr, func() component.Config { return createDefaultConfig() },
+		receiver.WithLogs(createLogs, stability))
+}
+
+func createLogs(ctx context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+	r, err := stanzaFactory.CreateLogs(ctx, set, cfg, next)
+	if err != nil {
+		return nil, err
+	}
+	return &logsReceiver{Logs: r}, nil
+}
+
+// logsReceiver makes the stanza receiver's Shutdown idempotent (stanza's
+// pipeline reports a second Stop as an error).
+type logsReceiver struct {
+	receiver.Logs
+	shutdownOnce sync.Once
+}
+
+func (r *logsReceiver) Shutdown(ctx context.Context) error {
+	var err error
+	r.shutdownOnce.Do(func() { err = r.Logs.Shutdown(ctx) })
+	return err
 }
 
 // receiverType plugs the receiver into stanza's adapter.
