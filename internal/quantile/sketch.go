@@ -165,12 +165,12 @@ func (s *Sketch) Quantile(q float64) (float64, bool) {
 // atRank returns the value of rank k (1 ≤ k ≤ count).
 // The extremes are exact: rank 1 is the minimum and rank n the maximum.
 func (s *Sketch) atRank(k uint64) float64 {
+	if k >= s.count {
+		return s.max
+	}
 	cum := s.zero
 	if cum >= k || k <= 1 {
 		return s.min
-	}
-	if k >= s.count {
-		return s.max
 	}
 	for i := s.st.lo; i <= s.st.hi; i++ {
 		cum += s.st.get(i)
