@@ -119,6 +119,12 @@ func (h *headerOperator) ProcessBatch(ctx context.Context, entries []*entry.Entr
 }
 
 func (h *headerOperator) Process(ctx context.Context, e *entry.Entry) error {
+	h.parseInto(e)
+	return h.Write(ctx, e)
+}
+
+// parseInto stores the header line's column names in headerAttribute.
+func (h *headerOperator) parseInto(e *entry.Entry) {
 	line, _ := e.Body.(string)
 	line = strings.TrimPrefix(line, "\uFEFF")
 	names := []string{line}
@@ -132,7 +138,6 @@ func (h *headerOperator) Process(ctx context.Context, e *entry.Entry) error {
 		names[i] = strings.TrimSpace(names[i])
 	}
 	e.AddAttribute(headerAttribute, strings.Join(names, string(h.delimiter)))
-	return h.Write(ctx, e)
 }
 
 // mapConfig builds the mapping operator; it is not user-configurable as an
