@@ -531,7 +531,37 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	}
 }
 
-// scanEvents reads at most MaxEvents span events.
+// Event classes, so each event's name is compared once.
+const (
+	evOther uint8 = iota
+	evChunk
+	evGenericChunk
+	evFirstToken
+	evVercelFirstChunk
+	evHeaders
+	evException
+)
+
+func eventClass(name string) uint8 {
+	switch name {
+	case EventChunk:
+		return evChunk
+	case EventCompletionChunk, EventLLMCompletionChunk:
+		return evGenericChunk
+	case EventFirstToken:
+		return evFirstToken
+	case EventVercelFirstChunk:
+		return evVercelFirstChunk
+	case EventHeaders:
+		return evHeaders
+	case EventException:
+		return evException
+	}
+	return evOther
+}
+
+// scanEvents reads at most MaxEvents span events. Times stay in integer
+// nanoseconds until the end.
 func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice) {
 	n := events.Len()
 	if n == 0 {
@@ -542,27 +572,26 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 		n = d.cfg.MaxEvents
 	}
 	var (
-		lastChunk    uint64 // time of the previous non-keepalive chunk after first content
+		lastChunk    uint64 // previous non-keepalive chunk after first content
+		maxGap       uint64
 		firstContent uint64
 		firstAny     uint64
 		firstGeneric uint64
 		lastGeneric  uint64
-		genericGap   float64
+		genericGap   uint64
+		hasGap       bool
 	)
+	limit := e.end + 1e6 // events a millisecond past the end still count
 	for i := 0; i < n; i++ {
 		ev := events.At(i)
-		name := ev.Name()
-		switch name {
-		case EventChunk, EventCompletionChunk, EventLLMCompletionChunk, EventFirstToken, EventVercelFirstChunk, EventHeaders, EventException:
-		default:
+		class := eventClass(ev.Name())
+		switch class {
+		case evOther:
 			continue
-		}
-		t := uint64(ev.Timestamp())
-		if name == EventException {
+		case evException:
 			d.exceptionEvent(e, ev.Attributes())
 			continue
-		}
-		if name == EventVercelFirstChunk {
+		case evVercelFirstChunk:
 			// Trust the attribute, not the event time.
 			if v, ok := ev.Attributes().Get(attrVercelMsToFirstChunk); ok {
 				d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, prioVercelEvent)
@@ -570,38 +599,15 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			e.genai = true
 			continue
 		}
-		if !e.timingValid || t < e.start || t > e.end+1e6 {
+		t := uint64(ev.Timestamp())
+		if !e.timingValid || t < e.start || t > limit {
 			e.eventsIgnored++
 			continue
 		}
-		rel := float64(t-e.start) / 1e9
-		switch name {
-		case EventHeaders:
-			e.headers.offer(rel, name, 0)
-		case EventFirstToken:
-			if !si.envoy {
-				e.chunk.offer(rel, name, prioFirstTokenEvent)
-			}
-			e.genai = true
-		case EventCompletionChunk, EventLLMCompletionChunk:
-			e.genai = true
-			e.genericChunks++
+		switch class {
+		case evChunk:
 			e.chunkEvents++
-			if firstGeneric == 0 || t < firstGeneric {
-				firstGeneric = t
-			}
-			if lastGeneric != 0 && t > lastGeneric {
-				if g := float64(t-lastGeneric) / 1e9; g > genericGap {
-					genericGap = g
-				}
-			}
-			if t > lastGeneric {
-				lastGeneric = t
-			}
-		case EventChunk:
-			e.genai = true
-			e.chunkEvents++
-			kind := ""
+			var kind string
 			if kv, ok := ev.Attributes().Get(AttrChunkKind); ok && kv.Type() == pcommon.ValueTypeStr {
 				kind = kv.Str()
 			}
@@ -614,22 +620,45 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 				if firstContent == 0 || t < firstContent {
 					firstContent = t
 				}
+			case KindKeepalive:
+				continue // keep-alives carry nothing: they do not end a pause
 			case KindError:
 				e.finishError = true
 			}
-			if kind == KindKeepalive || firstContent == 0 || t < firstContent {
+			if firstContent == 0 || t < firstContent {
 				continue
 			}
-			if lastChunk != 0 && t > lastChunk {
-				if g := float64(t-lastChunk) / 1e9; g > e.maxGap {
-					e.maxGap = g
-				}
-				e.hasGap = true
+			if lastChunk != 0 && t > lastChunk && t-lastChunk > maxGap {
+				maxGap = t - lastChunk
 			}
 			if t > lastChunk {
 				lastChunk = t
 			}
+			hasGap = true
+		case evGenericChunk:
+			e.chunkEvents++
+			e.genericChunks++
+			if firstGeneric == 0 || t < firstGeneric {
+				firstGeneric = t
+			}
+			if lastGeneric != 0 && t > lastGeneric && t-lastGeneric > genericGap {
+				genericGap = t - lastGeneric
+			}
+			if t > lastGeneric {
+				lastGeneric = t
+			}
+		case evFirstToken:
+			e.genai = true
+			if !si.envoy {
+				e.chunk.offer(float64(t-e.start)/1e9, EventFirstToken, prioFirstTokenEvent)
+			}
+		case evHeaders:
+			e.headers.offer(float64(t-e.start)/1e9, EventHeaders, 0)
 		}
+	}
+	if e.chunkEvents > 0 {
+		e.genai = true
+		e.setStream(true)
 	}
 	if firstContent != 0 {
 		e.content.offer(float64(firstContent-e.start)/1e9, EventChunk, prioChunkEvents)
@@ -637,17 +666,14 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	if firstAny != 0 {
 		e.chunk.offer(float64(firstAny-e.start)/1e9, EventChunk, prioChunkEvents)
 	}
+	if hasGap {
+		e.maxGap, e.hasGap = float64(maxGap)/1e9, true
+	}
 	if firstGeneric != 0 {
 		e.chunk.offer(float64(firstGeneric-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)
 		if !e.hasGap && e.genericChunks > 1 {
-			e.maxGap, e.hasGap = genericGap, true
+			e.maxGap, e.hasGap = float64(genericGap)/1e9, true
 		}
-	}
-	if e.contentChunks > 0 && !e.hasGap {
-		e.maxGap, e.hasGap = 0, true
-	}
-	if e.chunkEvents > 0 {
-		e.setStream(true)
 	}
 }
 

@@ -73,8 +73,9 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				d.checkTimings(&e.ev)
 				e.root, e.parentIdx = 0, -1
 				d.fold(sc)
-				var rec record.Record
-				reason, has := d.build(sc, 0, &rec)
+				rec := &sc.rec
+				*rec = record.Record{}
+				reason, has := d.build(sc, 0, rec)
 				if e.ev.duration == math.MaxFloat64 {
 					rec.Duration, rec.HasDuration = 0, false
 				}
@@ -88,7 +89,7 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 					st.Skipped[reason]++
 				}
 				if visit != nil {
-					visit(res, lr, &rec)
+					visit(res, lr, rec)
 				}
 			}
 		}

@@ -62,6 +62,7 @@ type spanKey struct {
 type scratch struct {
 	entries []entry
 	index   map[spanKey]int32
+	rec     record.Record // handed to visitors; reused so it never escapes per span
 }
 
 // linearLimit: below this many GenAI spans, a linear parent search beats
@@ -166,8 +167,9 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			}
 			continue
 		}
-		var rec record.Record
-		reason, has := d.build(sc, int32(i), &rec)
+		rec := &sc.rec
+		*rec = record.Record{}
+		reason, has := d.build(sc, int32(i), rec)
 		st.Records++
 		if has {
 			st.WithTTFT++
@@ -175,7 +177,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			st.Skipped[reason]++
 		}
 		if v.Record != nil {
-			v.Record(e.res, e.span, &rec)
+			v.Record(e.res, e.span, rec)
 		}
 	}
 	return st
