@@ -4,7 +4,7 @@
 // Bucket i holds values in (γ^(i-1), γ^i] with γ = 2^(1/128), and reports the value
 // 2γ^i/(1+γ), so any quantile is within (γ-1)/(γ+1) ≈ 0.27% of a value in the
 // bucket that holds the exact nearest-rank sample. Buckets are one dense run of
-// counters that start as uint16 and widen on overflow; the run is capped at
+// counters that start as uint8 and widen on overflow; the run is capped at
 // MaxBuckets and, like DDSketch's collapsing-lowest store, folds the lowest
 // buckets into one when a wider range arrives: the tail (which timeouts are made
 // from) stays exact. Values below MinValue (including 0) go to a zero bucket.

@@ -222,7 +222,11 @@ func TestSketchCollapsesLowestBucketsBeyondCap(t *testing.T) {
 func TestSketchCountersWidenWithoutLoss(t *testing.T) {
 	s := NewSketch()
 	s.Add(0.5)
-	s.AddN(1, 70_000)        // past uint16
+	s.AddN(1, 200)
+	if s.st.width != 8 {
+		t.Fatalf("width %d after 200, want 8", s.st.width)
+	}
+	s.AddN(1, 69_800)        // past uint8, then past uint16
 	s.AddN(1, 5_000_000_000) // past uint32
 	s.Add(2)
 	if want := uint64(5_000_070_002); s.Count() != want {

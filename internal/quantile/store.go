@@ -1,24 +1,29 @@
 package quantile
 
 // store is a dense run of bucket counters covering indexes [off, off+len(buf)).
-// Counters start as uint16 and widen to uint32 then uint64 on overflow: most
-// buckets of most series stay small, so this quarters the memory of the common case.
+// Counters start as uint8 and widen to uint16, uint32, then uint64 when one would
+// overflow: most buckets of most series stay small, so a low-volume slice costs a
+// byte per bucket instead of eight.
 type store struct {
+	c8     []uint8
 	c16    []uint16
 	c32    []uint32
 	c64    []uint64
-	width  uint8 // 16, 32 or 64; 0 until the first add
+	width  uint8 // 8, 16, 32 or 64; 0 until the first add
 	off    int   // index of buf[0]
 	lo, hi int   // range of indexes that may be non-zero; lo > hi when empty
 }
 
-type counter interface{ ~uint16 | ~uint32 | ~uint64 }
+type counter interface {
+	~uint8 | ~uint16 | ~uint32 | ~uint64
+}
 
 const growSlack = 64 // extra buckets on each side when the buffer grows
 
 func (st *store) empty() bool { return st.lo > st.hi }
 
 func (st *store) reset() {
+	clear(st.c8)
 	clear(st.c16)
 	clear(st.c32)
 	clear(st.c64)
@@ -27,6 +32,8 @@ func (st *store) reset() {
 
 func (st *store) length() int {
 	switch st.width {
+	case 8:
+		return len(st.c8)
 	case 16:
 		return len(st.c16)
 	case 32:
@@ -38,7 +45,7 @@ func (st *store) length() int {
 }
 
 func (st *store) sizeBytes() int {
-	return cap(st.c16)*2 + cap(st.c32)*4 + cap(st.c64)*8
+	return cap(st.c8) + cap(st.c16)*2 + cap(st.c32)*4 + cap(st.c64)*8
 }
 
 // get returns the count of bucket i.
@@ -48,6 +55,8 @@ func (st *store) get(i int) uint64 {
 		return 0
 	}
 	switch st.width {
+	case 8:
+		return uint64(st.c8[p])
 	case 16:
 		return uint64(st.c16[p])
 	case 32:
@@ -62,7 +71,7 @@ func (st *store) get(i int) uint64 {
 // falls below the capped range, plus existing counts folded into the lowest bucket.
 func (st *store) add(i int, n uint64) (folded uint64) {
 	if st.width == 0 {
-		st.width = 16
+		st.width = 8
 	}
 	if st.empty() {
 		if l := st.length(); l == 0 || i < st.off || i >= st.off+l {
@@ -96,6 +105,13 @@ func (st *store) add(i int, n uint64) (folded uint64) {
 func (st *store) inc(p int, n uint64) {
 	for {
 		switch st.width {
+		case 8:
+			if c := uint64(st.c8[p]) + n; c <= 0xFF {
+				st.c8[p] = uint8(c)
+				return
+			}
+			st.c16 = widen[uint8, uint16](st.c8)
+			st.c8, st.width = nil, 16
 		case 16:
 			if c := uint64(st.c16[p]) + n; c <= 0xFFFF {
 				st.c16[p] = uint16(c)
@@ -131,6 +147,9 @@ func (st *store) foldBelow(lo int) uint64 {
 	for i := st.lo; i < lo && i <= st.hi; i++ {
 		p := i - st.off
 		switch st.width {
+		case 8:
+			sum += uint64(st.c8[p])
+			st.c8[p] = 0
 		case 16:
 			sum += uint64(st.c16[p])
 			st.c16[p] = 0
@@ -153,6 +172,8 @@ func (st *store) foldBelow(lo int) uint64 {
 // relocate makes the buffer cover [lo, hi], keeping the counts of [st.lo, st.hi].
 func (st *store) relocate(lo, hi int) {
 	switch st.width {
+	case 8:
+		st.c8 = relocate(st.c8, st, lo, hi)
 	case 16:
 		st.c16 = relocate(st.c16, st, lo, hi)
 	case 32:
