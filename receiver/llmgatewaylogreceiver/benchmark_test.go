@@ -1,0 +1,145 @@
+package llmgatewaylogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
+	csvparser "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/parser/csv"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver/gatewayexport"
+)
+
+// stanzaCSVType is filelog as a user would configure it for the same export:
+// stanza's file input (with the same per-file header reader) and csv_parser,
+// no mapping. It is the baseline the mapping's cost is measured against.
+type stanzaCSVType struct{}
+
+type stanzaCSVConfig struct {
+	Input file.Config
+	Base  adapter.BaseConfig
+}
+
+func (stanzaCSVType) Type() component.Type                  { return component.MustNewType("stanza_csv") }
+func (stanzaCSVType) CreateDefaultConfig() component.Config { return &stanzaCSVConfig{} }
+func (stanzaCSVType) BaseConfig(c component.Config) adapter.BaseConfig {
+	return c.(*stanzaCSVConfig).Base
+}
+
+func (stanzaCSVType) InputConfig(c component.Config) operator.Config {
+	in := c.(*stanzaCSVConfig).Input
+	return operator.NewConfig(&in)
+}
+
+func newStanzaCSVConfig(glob string) *stanzaCSVConfig {
+	in := file.NewConfig()
+	in.Include = []string{glob}
+	in.StartAt = "beginning"
+	in.PollInterval = 20 * time.Millisecond
+	in.Header = &fileconsumer.HeaderConfig{
+		Pattern: headerPattern(",", []string{"ttft_ms"}),
+		MetadataOperators: []operator.Config{operator.NewConfig(&headerConfig{
+			TransformerConfig: helper.NewTransformerConfig(headerOperatorType, headerOperatorType), delimiter: ",",
+		})},
+	}
+	p := csvparser.NewConfig()
+	p.HeaderAttribute = headerAttribute
+	p.ParseTo = entry.RootableField{Field: entry.NewBodyField()}
+	return &stanzaCSVConfig{Input: *in, Base: adapter.BaseConfig{Operators: []operator.Config{operator.NewConfig(p)}}}
+}
+
+// drain runs a receiver until want log records have arrived and returns
+// how long that took.
+func drain(b *testing.B, f receiver.Factory, cfg component.Config, want int64) time.Duration {
+	b.Helper()
+	var n atomic.Int64
+	next, err := consumer.NewLogs(func(_ context.Context, ld plog.Logs) error {
+		n.Add(int64(ld.LogRecordCount()))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rcv, err := f.CreateLogs(context.Background(), receivertest.NewNopSettings(f.Type()), cfg, next)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := rcv.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		b.Fatal(err)
+	}
+	deadline := start.Add(10 * time.Minute)
+	for n.Load() < want {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d rows after 10 minutes", n.Load(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	elapsed := time.Since(start)
+	if err := rcv.Shutdown(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if got := n.Load(); got != want {
+		b.Fatalf("%d rows arrived, want %d", got, want)
+	}
+	return elapsed
+}
+
+// BenchmarkThroughput1MRows reads one 1M-row infro_csv export through the
+// receiver and, in the same run, through stanza's file input + csv_parser
+// alone; it reports both rates and their ratio (the cost of the mapping).
+// Run it with -benchtime=1x: each iteration reads 1M rows twice.
+func BenchmarkThroughput1MRows(b *testing.B) {
+	const rows = 1_000_000
+	dir := b.TempDir()
+	path := filepath.Join(dir, "export.csv")
+	fh, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err = gatewayexport.Write(fh, gatewayexport.Options{
+		Rows: rows, Seed: 42, Start: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), Header: true,
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if err = fh.Close(); err != nil {
+		b.Fatal(err)
+	}
+
+	rcvCfg := createDefaultConfig()
+	rcvCfg.InputConfig.Include = []string{path}
+	rcvCfg.InputConfig.PollInterval = 20 * time.Millisecond
+	if err = rcvCfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	baseCfg := newStanzaCSVConfig(path)
+	baseFactory := adapter.NewFactory(stanzaCSVType{}, component.StabilityLevelDevelopment)
+
+	var recv, base time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		base += drain(b, baseFactory, baseCfg, rows)
+		recv += drain(b, NewFactory(), rcvCfg, rows)
+	}
+	b.StopTimer()
+	recvRate := float64(rows*b.N) / recv.Seconds()
+	baseRate := float64(rows*b.N) / base.Seconds()
+	b.ReportMetric(recvRate, "receiver_rows/s")
+	b.ReportMetric(baseRate, "stanza_csv_rows/s")
+	b.ReportMetric(recvRate/baseRate, "ratio")
+}
