@@ -24,14 +24,8 @@ const (
 // attribute says otherwise.
 func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)) Stats {
 	var st Stats
-	sc := d.pool.Get().(*scratch)
-	defer func() {
-		for i := range sc.entries {
-			sc.entries[i] = entry{}
-		}
-		sc.entries = sc.entries[:0]
-		d.pool.Put(sc)
-	}()
+	sc := d.acquire()
+	defer d.release(sc)
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)

@@ -562,3 +562,22 @@ func TestLogs(t *testing.T) {
 	assert.Equal(t, int64(1), st.Skipped[ReasonNotGenAI])
 	assert.False(t, math.IsNaN(rec.Duration))
 }
+
+func TestLogRecordsDoNotLeakIntoEachOther(t *testing.T) {
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	ld := plog.NewLogs()
+	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
+	first := lrs.AppendEmpty()
+	require.NoError(t, first.Attributes().FromRaw(map[string]any{"gen_ai.request.model": "a", "gen_ai.usage.input_tokens": 90000, "ttft_ms": 100, "gen_ai.response.finish_reasons": []any{"error"}}))
+	second := lrs.AppendEmpty()
+	require.NoError(t, second.Attributes().FromRaw(map[string]any{"gen_ai.request.model": "b", "http.response.status_code": 200}))
+	var recs []record.Record
+	d.Logs(ld, func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { recs = append(recs, *rec) })
+	require.Len(t, recs, 2)
+	assert.Equal(t, ">=64k", recs[0].PromptBand)
+	assert.Equal(t, record.OutcomeError, recs[0].Outcome)
+	assert.Equal(t, "unknown", recs[1].PromptBand)
+	assert.False(t, recs[1].HasTimeToFirstChunk)
+	assert.Equal(t, record.OutcomeComplete, recs[1].Outcome)
+}

@@ -39,7 +39,11 @@ type entry struct {
 	parentIdx int32
 	root      int32
 
-	// Fold state, meaningful on roots.
+	foldState // meaningful on roots
+}
+
+// foldState is what fold gathers on a root from every span of its call.
+type foldState struct {
 	contentFrom, chunkFrom, srvFrom int32
 	lastInner                       int32 // latest-starting Vercel provider request
 	failedInner                     int64
@@ -63,6 +67,23 @@ type scratch struct {
 	entries []entry
 	index   map[spanKey]int32
 	rec     record.Record // handed to visitors; reused so it never escapes per span
+	used    int           // high-water mark of entries this call, cleared on release
+}
+
+// acquire takes working memory from the pool.
+func (d *Deriver) acquire() *scratch {
+	sc := d.pool.Get().(*scratch)
+	sc.entries, sc.used = sc.entries[:0], 0
+	return sc
+}
+
+// release drops every reference into the batch before pooling, so a pooled
+// scratch never keeps a batch alive.
+func (d *Deriver) release(sc *scratch) {
+	clear(sc.entries[:sc.used])
+	sc.entries, sc.used = sc.entries[:0], 0
+	sc.rec = record.Record{}
+	d.pool.Put(sc)
 }
 
 // linearLimit: below this many GenAI spans, a linear parent search beats
@@ -74,6 +95,9 @@ func (sc *scratch) next() *entry {
 		sc.entries = sc.entries[:len(sc.entries)+1]
 	} else {
 		sc.entries = append(sc.entries, entry{})
+	}
+	if len(sc.entries) > sc.used {
+		sc.used = len(sc.entries)
 	}
 	return &sc.entries[len(sc.entries)-1]
 }
@@ -96,15 +120,8 @@ func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
 // TracesWith is Traces with a visitor for nested spans too.
 func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	var st Stats
-	sc := d.pool.Get().(*scratch)
-	defer func() {
-		// Drop references to pdata before pooling.
-		for i := range sc.entries {
-			sc.entries[i] = entry{}
-		}
-		sc.entries = sc.entries[:0]
-		d.pool.Put(sc)
-	}()
+	sc := d.acquire()
+	defer d.release(sc)
 
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -263,9 +280,7 @@ func (d *Deriver) fold(sc *scratch) {
 		if e.root != int32(i) {
 			continue
 		}
-		e.contentFrom, e.chunkFrom, e.srvFrom, e.lastInner = -1, -1, -1, -1
-		e.stream = triUnknown
-		e.outcome = ""
+		e.foldState = foldState{contentFrom: -1, chunkFrom: -1, srvFrom: -1, lastInner: -1}
 	}
 	for i := range sc.entries {
 		e := &sc.entries[i]
