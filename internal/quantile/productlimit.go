@@ -36,6 +36,16 @@ func ProductLimit(events, censored *Sketch, q float64) (float64, PLStatus) {
 	}
 	total := events.count + censored.count
 	k := Rank(q, total)
+	// Fast path: the k-th observation is an event at or below the lowest censoring
+	// bucket, so no censoring has been passed and the answer is the plain rank.
+	if k <= events.zero {
+		return events.min, PLOK
+	}
+	if censored.zero == 0 {
+		if i, ok := events.st.rankIndex(k, events.zero); ok && (censored.st.empty() || i <= censored.st.lo) {
+			return events.clamp(bucketValue(i)), PLOK
+		}
+	}
 	// Zero bucket first: a zero event precedes everything, a zero censoring is at risk with it.
 	var removed uint64
 	surv := 1.0

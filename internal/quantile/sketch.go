@@ -106,12 +106,17 @@ func (s *Sketch) Merge(o *Sketch) {
 	if o.st.empty() {
 		return
 	}
-	// Highest first: when the union exceeds the cap the top is fixed before the lows fold.
-	for i := o.st.hi; i >= o.st.lo; i-- {
-		if c := o.st.get(i); c > 0 {
-			s.collapsed += s.st.add(i, c)
-		}
+	lo, hi := o.st.lo, o.st.hi
+	// Extend to o's range first (top, then bottom, so the cap folds the lows).
+	s.collapsed += s.st.add(hi, 0)
+	s.collapsed += s.st.add(lo, 0)
+	if lo < s.st.lo {
+		folded := o.st.sum(lo, s.st.lo-1)
+		s.st.inc(s.st.lo-s.st.off, folded)
+		s.collapsed += folded
+		lo = s.st.lo
 	}
+	s.st.mergeFrom(&o.st, lo, hi)
 }
 
 // double merges s with itself.
@@ -168,15 +173,11 @@ func (s *Sketch) atRank(k uint64) float64 {
 	if k >= s.count {
 		return s.max
 	}
-	cum := s.zero
-	if cum >= k || k <= 1 {
+	if k <= s.zero || k <= 1 {
 		return s.min
 	}
-	for i := s.st.lo; i <= s.st.hi; i++ {
-		cum += s.st.get(i)
-		if cum >= k {
-			return s.clamp(bucketValue(i))
-		}
+	if i, ok := s.st.rankIndex(k, s.zero); ok {
+		return s.clamp(bucketValue(i))
 	}
 	return s.max
 }
@@ -197,12 +198,7 @@ func (s *Sketch) CountAbove(v float64) uint64 {
 	if v < MinValue {
 		return s.count - s.zero
 	}
-	var n uint64
-	iv := index(v)
-	for i := s.st.hi; i > iv && i >= s.st.lo; i-- {
-		n += s.st.get(i)
-	}
-	return n
+	return s.st.sum(index(v)+1, s.st.hi)
 }
 
 // Reset empties the sketch and keeps its buffer for reuse.

@@ -1,5 +1,7 @@
 package quantile
 
+import "math"
+
 // store is a dense run of bucket counters covering indexes [off, off+len(buf)).
 // Counters start as uint8 and widen to uint16, uint32, then uint64 when one would
 // overflow: most buckets of most series stay small, so a low-volume slice costs a
@@ -110,27 +112,153 @@ func (st *store) inc(p int, n uint64) {
 				st.c8[p] = uint8(c)
 				return
 			}
-			st.c16 = widen[uint8, uint16](st.c8)
-			st.c8, st.width = nil, 16
 		case 16:
 			if c := uint64(st.c16[p]) + n; c <= 0xFFFF {
 				st.c16[p] = uint16(c)
 				return
 			}
-			st.c32 = widen[uint16, uint32](st.c16)
-			st.c16, st.width = nil, 32
 		case 32:
 			if c := uint64(st.c32[p]) + n; c <= 0xFFFFFFFF {
 				st.c32[p] = uint32(c)
 				return
 			}
-			st.c64 = widen[uint32, uint64](st.c32)
-			st.c32, st.width = nil, 64
 		default:
 			st.c64[p] += n
 			return
 		}
+		st.widenOnce()
 	}
+}
+
+// widenOnce moves the counters to the next wider type.
+func (st *store) widenOnce() {
+	switch st.width {
+	case 0:
+		st.width = 8
+	case 8:
+		st.c16 = widen[uint8, uint16](st.c8)
+		st.c8, st.width = nil, 16
+	case 16:
+		st.c32 = widen[uint16, uint32](st.c16)
+		st.c16, st.width = nil, 32
+	case 32:
+		st.c64 = widen[uint32, uint64](st.c32)
+		st.c32, st.width = nil, 64
+	}
+}
+
+// mergeFrom adds the counts of o's buckets [from, to] into the same buckets of st,
+// which must already cover them. It runs typed loops over both buffers, widening st
+// and resuming whenever a counter would overflow.
+func (st *store) mergeFrom(o *store, from, to int) {
+	for from <= to {
+		var done int
+		switch st.width {
+		case 8:
+			done = addRunTo(st.c8[from-st.off:], o, from, to, 0xFF)
+		case 16:
+			done = addRunTo(st.c16[from-st.off:], o, from, to, 0xFFFF)
+		case 32:
+			done = addRunTo(st.c32[from-st.off:], o, from, to, 0xFFFFFFFF)
+		default:
+			done = addRunTo(st.c64[from-st.off:], o, from, to, math.MaxUint64)
+		}
+		from += done
+		if from <= to {
+			st.widenOnce()
+		}
+	}
+}
+
+func addRunTo[D counter](dst []D, o *store, from, to int, limit uint64) int {
+	a, b := from-o.off, to-o.off+1
+	switch o.width {
+	case 8:
+		return addRun(dst, o.c8[a:b], limit)
+	case 16:
+		return addRun(dst, o.c16[a:b], limit)
+	case 32:
+		return addRun(dst, o.c32[a:b], limit)
+	default:
+		return addRun(dst, o.c64[a:b], limit)
+	}
+}
+
+// addRun adds src into dst element-wise and returns how many it added before one
+// would exceed limit.
+func addRun[D, S counter](dst []D, src []S, limit uint64) int {
+	dst = dst[:len(src)]
+	for k, c := range src {
+		if c == 0 {
+			continue
+		}
+		v := uint64(dst[k]) + uint64(c)
+		if v > limit || v < uint64(c) {
+			return k
+		}
+		dst[k] = D(v)
+	}
+	return len(src)
+}
+
+// sum is the total of buckets [from, to] (clipped to the live range).
+func (st *store) sum(from, to int) uint64 {
+	from, to = max(from, st.lo), min(to, st.hi)
+	if from > to {
+		return 0
+	}
+	a, b := from-st.off, to-st.off+1
+	switch st.width {
+	case 8:
+		return sumOf(st.c8[a:b])
+	case 16:
+		return sumOf(st.c16[a:b])
+	case 32:
+		return sumOf(st.c32[a:b])
+	default:
+		return sumOf(st.c64[a:b])
+	}
+}
+
+func sumOf[T counter](xs []T) uint64 {
+	var n uint64
+	for _, x := range xs {
+		n += uint64(x)
+	}
+	return n
+}
+
+// rankIndex returns the bucket holding the k-th counted value (1-based) after skip
+// values below the store, and false when the store holds fewer than k−skip.
+func (st *store) rankIndex(k, skip uint64) (int, bool) {
+	if st.empty() || k <= skip {
+		return 0, false
+	}
+	a, b := st.lo-st.off, st.hi-st.off+1
+	var p int
+	var ok bool
+	switch st.width {
+	case 8:
+		p, ok = rankIn(st.c8[a:b], k-skip)
+	case 16:
+		p, ok = rankIn(st.c16[a:b], k-skip)
+	case 32:
+		p, ok = rankIn(st.c32[a:b], k-skip)
+	default:
+		p, ok = rankIn(st.c64[a:b], k-skip)
+	}
+	return st.lo + p, ok
+}
+
+func rankIn[T counter](xs []T, k uint64) (int, bool) {
+	var cum uint64
+	for i, x := range xs {
+		cum += uint64(x)
+		if cum >= k {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 func widen[F, T counter](from []F) []T {

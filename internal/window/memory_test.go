@@ -80,6 +80,7 @@ func BenchmarkObserve(b *testing.B) {
 	vals := quantiletest.Sample(quantiletest.Lognormal(0.8, 0.6), quantiletest.Rand(5), 1<<16)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	now := end
 	for i := 0; b.Loop(); i++ {
 		now = now.Add(time.Millisecond) // rotates a slice every 3.6M calls
@@ -91,6 +92,7 @@ func BenchmarkObserveCensored(b *testing.B) {
 	w, end := filled(100_000, 6)
 	b.ReportAllocs()
 	b.ResetTimer()
+	defer reportCPU(b)()
 	for b.Loop() {
 		w.ObserveCensored(6.4, end)
 	}
@@ -102,6 +104,7 @@ func BenchmarkSnapshotAnd4Quantiles(b *testing.B) {
 	b.Run("reused", func(b *testing.B) {
 		var snap Snapshot
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			w.SnapshotInto(&snap, end)
 			for _, q := range qs {
@@ -111,6 +114,7 @@ func BenchmarkSnapshotAnd4Quantiles(b *testing.B) {
 	})
 	b.Run("fresh", func(b *testing.B) {
 		b.ReportAllocs()
+		defer reportCPU(b)()
 		for b.Loop() {
 			snap := w.Snapshot(end)
 			for _, q := range qs {

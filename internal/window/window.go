@@ -49,20 +49,21 @@ func New(window time.Duration, slices int, now time.Time) *Window {
 func (w *Window) SetMinSamples(n int) { w.minSamples = n }
 
 // Times outside UnixNano's range (years 1678–2262) saturate to its ends.
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
+const (
+	minSec = math.MinInt64/1_000_000_000 + 1
+	maxSec = math.MaxInt64/1_000_000_000 - 1
 )
 
 func (w *Window) num(now time.Time) int64 {
 	var n int64
-	switch {
-	case now.Before(minTime):
+	// Plain arithmetic on seconds: cheaper than comparing time.Time bounds per sample.
+	switch sec := now.Unix(); {
+	case sec < minSec:
 		n = math.MinInt64
-	case now.After(maxTime):
+	case sec > maxSec:
 		n = math.MaxInt64
 	default:
-		n = now.UnixNano()
+		n = sec*1e9 + int64(now.Nanosecond())
 	}
 	q := n / w.sliceLen
 	if n%w.sliceLen < 0 {
