@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/connector/spanmetricsconnector"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+)
+
+const (
+	spansPerBatch = 1000
+	targets       = 50
+)
+
+// Dimensions both connectors split by: genai_ttft's defaults plus the fixed
+// attributes it adds (ttft.attempts stands in for ttft.failed_over).
+var dims = []string{
+	"gen_ai.provider.name", "gen_ai.request.model", "ttft.route",
+	"ttft.outcome", "ttft.prompt_band", "ttft.measured_at", "ttft.observer", "ttft.attempts",
+}
+
+func newGenAITTFT(tb testing.TB) connector.Traces {
+	f := genaittftconnector.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(corpusStart))
+	c, err := f.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	require.NoError(tb, err)
+	return c
+}
+
+func newSpanmetrics(tb testing.TB) connector.Traces {
+	f := spanmetricsconnector.NewFactory()
+	cfg := f.CreateDefaultConfig().(*spanmetricsconnector.Config)
+	for _, d := range dims[3:] {
+		cfg.Dimensions = append(cfg.Dimensions, spanmetricsconnector.Dimension{Name: d})
+	}
+	// The first three are genai_ttft's dimensions proper.
+	for _, d := range dims[:3] {
+		cfg.Dimensions = append(cfg.Dimensions, spanmetricsconnector.Dimension{Name: d})
+	}
+	require.NoError(tb, cfg.Histogram.Unit.UnmarshalText([]byte("s")))
+	cfg.Histogram.Exponential = configoptional.Some(spanmetricsconnector.ExponentialHistogramConfig{MaxSize: 160})
+	cfg.AggregationCardinalityLimit = 5000
+	cfg.MetricsFlushInterval = 15 * time.Second
+	require.NoError(tb, cfg.Validate())
+	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(corpusStart))
+	c, err := f.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	require.NoError(tb, err)
+	return c
+}
+
+var impls = []struct {
+	name string
+	new  func(testing.TB) connector.Traces
+}{
+	{"genai_ttft", newGenAITTFT},
+	{"spanmetrics", newSpanmetrics},
+}
+
+// BenchmarkConsumeTraces: ns/span for the same stamped spans through each
+// connector (aggregation only; flushes are not in the loop).
+func BenchmarkConsumeTraces(b *testing.B) {
+	td := Corpus(spansPerBatch, targets, 42)
+	for _, impl := range impls {
+		b.Run(impl.name, func(b *testing.B) {
+			c := impl.new(b)
+			ctx := context.Background()
+			require.NoError(b, c.Start(ctx, nopHost{}))
+			defer func() { require.NoError(b, c.Shutdown(ctx)) }()
+			require.NoError(b, c.ConsumeTraces(ctx, td)) // create the series
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				require.NoError(b, c.ConsumeTraces(ctx, td))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
+		})
+	}
+}
+
+// BenchmarkBytesPerSeries: heap held per series after a corpus of 100k
+// spans (one op = build a connector and feed it).
+func BenchmarkBytesPerSeries(b *testing.B) {
+	td := Corpus(10_000, 500, 7)
+	for _, impl := range impls {
+		b.Run(impl.name, func(b *testing.B) {
+			ctx := context.Background()
+			var perSpanSeries float64
+			for b.Loop() {
+				base := heap()
+				c := impl.new(b)
+				for range 10 {
+					require.NoError(b, c.ConsumeTraces(ctx, td))
+				}
+				perSpanSeries = float64(heap()-base) / float64(seriesIn(td))
+				runtime.KeepAlive(c)
+				require.NoError(b, c.Shutdown(ctx))
+			}
+			b.ReportMetric(perSpanSeries, "B/series")
+		})
+	}
+}
+
+// seriesIn counts distinct histogram attribute sets in td: the series both
+// connectors create (genai_ttft also keeps a counter and a window per target).
+func seriesIn(td ptrace.Traces) int {
+	seen := map[string]bool{}
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := 0; i < spans.Len(); i++ {
+		k := ""
+		for _, d := range dims {
+			v, _ := spans.At(i).Attributes().Get(d)
+			k += v.AsString() + "\x00"
+		}
+		seen[k] = true
+	}
+	return len(seen)
+}
+
+func heap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+type nopHost struct{}
+
+func (nopHost) GetExtensions() map[component.ID]component.Component { return nil }

@@ -1,0 +1,6 @@
+// Package bench compares the genai_ttft connector with contrib's spanmetrics
+// connector on the same corpus of stamped spans. It is a separate module so
+// spanmetrics stays out of the main go.mod. Run:
+//
+//	cd bench && go test -run '^$' -bench . -benchmem
+package bench

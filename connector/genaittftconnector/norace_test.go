@@ -1,0 +1,5 @@
+//go:build !race
+
+package genaittftconnector
+
+const raceEnabled = false
