@@ -36,15 +36,15 @@ const (
 )
 
 // headerPattern matches a CSV line that names the ttft column as one of its
-// fields: the header. Data rows hold numbers there, so the header reader
-// stops at the first data row.
+// fields (exact case, as the mapping looks columns up): the header. Data
+// rows hold numbers there, so the header reader stops at the first data row.
 func headerPattern(delim string, names []string) string {
 	d := regexp.QuoteMeta(delim)
 	alts := make([]string, len(names))
 	for i, n := range names {
 		alts[i] = regexp.QuoteMeta(n)
 	}
-	return fmt.Sprintf(`(?i)(^\x{FEFF}?|%s)\s*"?(%s)"?\s*(%s|$)`, d, strings.Join(alts, "|"), d)
+	return fmt.Sprintf(`(^\x{FEFF}?|%s)\s*"?(%s)"?\s*(%s|$)`, d, strings.Join(alts, "|"), d)
 }
 
 // headerColumns returns the names a header line must contain one of.
