@@ -1,6 +1,7 @@
 package quantile
 
 import (
+	"cmp"
 	"encoding/binary"
 	"math"
 	"slices"
@@ -24,71 +25,98 @@ func FuzzSketch(f *testing.F) {
 	f.Add(seed(0, 0.0, 0, 1e-12, 0, math.NaN(), 0, math.Inf(1), 0, -1.0, 0, 5.0))
 	f.Add(seed(0, 1e-8, 1, 1e8, 3, 0.0, 0, 1e-300, 0, math.MaxFloat64))
 	f.Add(seed(2, 2.0, 2, 2.0, 4, 0.0, 0, 3.0, 3, 0.0))
+	f.Add(seed(50, 1.0, 1, 1.0, 200, 1.0, 3, 0.0, 5, 0.0, 0, 0.5)) // 2^8 and 2^33 copies: widening in Add and Merge
 	f.Add(seed(0, 0.5, 5, 0.0, 0, 0.5))
 	f.Fuzz(runOne)
 }
 
-func runOne(t *testing.T, data []byte) {
-	{
-		a, b := NewSketch(), NewSketch()
-		var va, vb []float64 // valid values in a and b
-		valid := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
-		for len(data) >= 9 {
-			op := data[0]
-			v := math.Float64frombits(binary.LittleEndian.Uint64(data[1:9]))
-			data = data[9:]
-			switch op % 6 {
-			case 0:
-				a.Add(v)
-				if valid(v) {
-					va = append(va, v)
-				}
-			case 1:
-				b.Add(v)
-				if valid(v) {
-					vb = append(vb, v)
-				}
-			case 2:
-				n := uint64(op/6) % 8
-				a.AddN(v, n)
-				if valid(v) {
-					for range n {
-						va = append(va, v)
-					}
-				}
-			case 3:
-				a.Merge(b)
-				va = append(va, vb...)
-			case 4:
-				b.Reset()
-				vb = vb[:0]
-			case 5:
-				a.Merge(a)
-				va = append(va, va...)
-			}
-			if len(va) > 1<<16 {
-				return
-			}
-		}
-		check(t, a, va)
-		check(t, b, vb)
-	}
+// wv is a value with a multiplicity, so AddN can be fuzzed with counts that widen
+// every counter tier without materialising billions of values.
+type wv struct {
+	v float64
+	n uint64
 }
 
-func check(t *testing.T, s *Sketch, vals []float64) {
-	t.Helper()
-	if s.Count() != uint64(len(vals)) {
-		t.Fatalf("count %d, want %d", s.Count(), len(vals))
+func runOne(t *testing.T, data []byte) {
+	a, b := NewSketch(), NewSketch()
+	var va, vb []wv // valid values in a and b
+	valid := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
+	for len(data) >= 9 {
+		op := data[0]
+		v := math.Float64frombits(binary.LittleEndian.Uint64(data[1:9]))
+		data = data[9:]
+		switch op % 6 {
+		case 0:
+			a.Add(v)
+			if valid(v) {
+				va = append(va, wv{v, 1})
+			}
+		case 1:
+			b.Add(v)
+			if valid(v) {
+				vb = append(vb, wv{v, 1})
+			}
+		case 2:
+			n := uint64(1) << (op / 6) // up to 2^42: crosses the 8, 16 and 32-bit tiers
+			a.AddN(v, n)
+			if valid(v) {
+				va = append(va, wv{v, n})
+			}
+		case 3:
+			a.Merge(b)
+			va = append(va, vb...)
+		case 4:
+			b.Reset()
+			vb = vb[:0]
+		case 5:
+			a.Merge(a)
+			va = append(va, va...)
+		}
+		if len(va) > 1<<14 || weight(va) > 1<<60 || weight(vb) > 1<<60 {
+			return // keep the reference cheap and the counts far from wrapping
+		}
 	}
-	if len(vals) == 0 {
+	check(t, a, va)
+	check(t, b, vb)
+}
+
+func weight(vs []wv) uint64 {
+	var n uint64
+	for _, x := range vs {
+		n += x.n
+	}
+	return n
+}
+
+func check(t *testing.T, s *Sketch, vals []wv) {
+	t.Helper()
+	sorted := slices.Clone(vals)
+	slices.SortFunc(sorted, func(x, y wv) int { return cmp.Compare(x.v, y.v) })
+	var total uint64
+	for _, x := range sorted {
+		total += x.n
+	}
+	if s.Count() != total {
+		t.Fatalf("count %d, want %d", s.Count(), total)
+	}
+	if total == 0 {
 		if _, ok := s.Quantile(0.5); ok {
 			t.Fatal("quantile of an empty sketch")
 		}
 		return
 	}
-	sorted := slices.Clone(vals)
-	slices.Sort(sorted)
-	lo, hi := sorted[0], sorted[len(sorted)-1]
+	// exact nearest-rank on the weighted values
+	exact := func(k uint64) float64 {
+		var cum uint64
+		for _, x := range sorted {
+			cum += x.n
+			if cum >= k {
+				return x.v
+			}
+		}
+		return sorted[len(sorted)-1].v
+	}
+	lo, hi := sorted[0].v, sorted[len(sorted)-1].v
 	if mn, _ := s.Min(); mn != lo {
 		t.Fatalf("min %v, want %v", mn, lo)
 	}
@@ -96,8 +124,8 @@ func check(t *testing.T, s *Sketch, vals []float64) {
 		t.Fatalf("max %v, want %v", mx, hi)
 	}
 	prev := math.Inf(-1)
-	for i := 0; i <= 1000; i++ {
-		q := float64(i) / 1000
+	for i := 0; i <= 400; i++ {
+		q := float64(i) / 400
 		got, ok := s.Quantile(q)
 		if !ok || math.IsNaN(got) {
 			t.Fatalf("q=%v: %v %v", q, got, ok)
@@ -109,7 +137,7 @@ func check(t *testing.T, s *Sketch, vals []float64) {
 		if got < lo || got > hi {
 			t.Fatalf("q=%v: %v outside [%v, %v]", q, got, lo, hi)
 		}
-		want := sorted[Rank(q, uint64(len(sorted)))-1]
+		want := exact(Rank(q, total))
 		switch {
 		case want < MinValue:
 			if got >= MinValue {

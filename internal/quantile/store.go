@@ -192,8 +192,8 @@ func addRun[D, S counter](dst []D, src []S, limit uint64) int {
 		if c == 0 {
 			continue
 		}
-		v := uint64(dst[k]) + uint64(c)
-		if v > limit || v < uint64(c) {
+		v := uint64(dst[k]) + uint64(c) // 64-bit counters wrap like the total count (2^64 samples)
+		if v > limit {
 			return k
 		}
 		dst[k] = D(v)
