@@ -140,3 +140,35 @@ func heap() uint64 {
 type nopHost struct{}
 
 func (nopHost) GetExtensions() map[component.ID]component.Component { return nil }
+
+// BenchmarkInterleaved alternates batches between the two connectors inside
+// one loop and times each call, so load from other processes on a shared
+// machine hits both alike. It reports each one's ns/span and the speedup.
+func BenchmarkInterleaved(b *testing.B) {
+	td := Corpus(spansPerBatch, targets, 42)
+	ctx := context.Background()
+	ours, theirs := newGenAITTFT(b), newSpanmetrics(b)
+	for _, c := range []connector.Traces{ours, theirs} {
+		require.NoError(b, c.Start(ctx, nopHost{}))
+		require.NoError(b, c.ConsumeTraces(ctx, td))
+	}
+	defer func() {
+		require.NoError(b, ours.Shutdown(ctx))
+		require.NoError(b, theirs.Shutdown(ctx))
+	}()
+	var oursNs, theirsNs time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		require.NoError(b, ours.ConsumeTraces(ctx, td))
+		t1 := time.Now()
+		require.NoError(b, theirs.ConsumeTraces(ctx, td))
+		oursNs += t1.Sub(t0)
+		theirsNs += time.Since(t1)
+		n++
+	}
+	spans := float64(n * spansPerBatch)
+	b.ReportMetric(float64(oursNs.Nanoseconds())/spans, "genai_ttft-ns/span")
+	b.ReportMetric(float64(theirsNs.Nanoseconds())/spans, "spanmetrics-ns/span")
+	b.ReportMetric(float64(theirsNs)/float64(oursNs), "speedup")
+}

@@ -36,6 +36,13 @@ type histSeries struct {
 	start    pcommon.Timestamp
 	lastSeen time.Time
 	h        [numHists]structure.Histogram[float64]
+
+	// Links to the counter (by first_content_seen) and the window series its
+	// key determines, so a record costs one key and one map lookup. Never
+	// set on the overflow series, which mixes keys.
+	req      [2]*sumSeries
+	win      *winSeries
+	overflow bool
 }
 
 // sumSeries is one ttft.requests counter.
@@ -44,6 +51,8 @@ type sumSeries struct {
 	start    pcommon.Timestamp
 	lastSeen time.Time
 	count    uint64
+	// dead marks a dropped series so links to it are re-resolved.
+	dead bool
 }
 
 // batchStats counts what one batch did, reported to own telemetry after the
@@ -130,7 +139,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 	ts := pcommon.NewTimestampFromTime(now)
 	failedOver := rec.Attempts > 1
 
-	// Exported histograms.
+	// Exported histograms: the one lookup every record pays.
 	a.key.reset()
 	a.key.strs(a.vals)
 	a.key.str(rec.Outcome)
@@ -144,6 +153,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 			st.overflowed[kindHistograms]++
 			if a.histOverflow == nil {
 				a.histOverflow = a.newHistSeries(a.overflowAttrs(), ts)
+				a.histOverflow.overflow = true
 			}
 			hs = a.histOverflow
 		} else {
@@ -171,36 +181,51 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 		hs.h[histDuration].Update(rec.Duration)
 	}
 
-	// Request counter.
+	// Request counter: the histogram key determines it up to first_content_seen.
 	seen := rec.FirstContentSeen()
-	a.key.reset()
-	a.key.strs(a.vals)
-	a.key.str(rec.Outcome)
-	a.key.str(rec.PromptBand)
-	a.key.flag(seen)
-	rs, ok := a.reqs[string(a.key.buf)]
-	if !ok {
-		if len(a.reqs) >= a.limit {
-			st.overflowed[kindRequests]++
-			if a.reqOverflow == nil {
-				a.reqOverflow = &sumSeries{attrs: a.overflowAttrs(), start: ts}
-			}
-			rs = a.reqOverflow
-		} else {
-			attrs := a.seriesAttrs(3)
-			attrs.PutStr(record.KeyOutcome, rec.Outcome)
-			putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
-			attrs.PutBool(attrFirstContentSeen, seen)
-			rs = &sumSeries{attrs: attrs, start: ts}
-			a.reqs[string(a.key.buf)] = rs
+	si := 0
+	if seen {
+		si = 1
+	}
+	rs := hs.req[si]
+	if rs == nil || rs.dead {
+		rs = a.requestSeries(rec, seen, ts, st)
+		if !hs.overflow && rs != a.reqOverflow {
+			hs.req[si] = rs
 		}
 	}
 	rs.lastSeen = now
 	rs.count++
 
-	if !a.windows.observe(a, rec, now) {
+	if !a.windows.observe(a, hs, rec, now) {
 		st.overflowed[kindWindows]++
 	}
+}
+
+// requestSeries finds or creates the ttft.requests series of a record.
+func (a *aggregator) requestSeries(rec *record.Record, seen bool, ts pcommon.Timestamp, st *batchStats) *sumSeries {
+	a.key.reset()
+	a.key.strs(a.vals)
+	a.key.str(rec.Outcome)
+	a.key.str(rec.PromptBand)
+	a.key.flag(seen)
+	if rs, ok := a.reqs[string(a.key.buf)]; ok {
+		return rs
+	}
+	if len(a.reqs) >= a.limit {
+		st.overflowed[kindRequests]++
+		if a.reqOverflow == nil {
+			a.reqOverflow = &sumSeries{attrs: a.overflowAttrs(), start: ts}
+		}
+		return a.reqOverflow
+	}
+	attrs := a.seriesAttrs(3)
+	attrs.PutStr(record.KeyOutcome, rec.Outcome)
+	putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
+	attrs.PutBool(attrFirstContentSeen, seen)
+	rs := &sumSeries{attrs: attrs, start: ts}
+	a.reqs[string(a.key.buf)] = rs
+	return rs
 }
 
 func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp) *histSeries {
@@ -246,6 +271,7 @@ func (a *aggregator) expire(now time.Time) {
 	}
 	for k, s := range a.reqs {
 		if now.Sub(s.lastSeen) > exp {
+			s.dead = true
 			delete(a.reqs, k)
 		}
 	}
@@ -253,6 +279,7 @@ func (a *aggregator) expire(now time.Time) {
 		a.histOverflow = nil
 	}
 	if a.reqOverflow != nil && now.Sub(a.reqOverflow.lastSeen) > exp {
+		a.reqOverflow.dead = true
 		a.reqOverflow = nil
 	}
 }

@@ -40,6 +40,8 @@ func signalIndex(name string) int {
 // (dims, band, measured_at, signal). They are separate from the exported
 // histograms: they slide, and they keep the resolution p99.9 needs.
 type winSeries struct {
+	// dead marks a dropped series so links to it are re-resolved.
+	dead       bool
 	attrs      pcommon.Map // dims + band + measured_at (+ instance id)
 	route      string
 	measuredAt string
@@ -108,7 +110,7 @@ func (ws *windowStore) len() int { return len(ws.series) }
 // as samples, timeout_first_token requests as right-censored samples when
 // censoring is on. It returns false when the cardinality limit kept the
 // record out.
-func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time) bool {
+func (ws *windowStore) observe(a *aggregator, hs *histSeries, rec *record.Record, now time.Time) bool {
 	var censored bool
 	switch rec.Outcome {
 	case record.OutcomeComplete:
@@ -132,9 +134,16 @@ func (ws *windowStore) observe(a *aggregator, rec *record.Record, now time.Time)
 	if measuredAt == "" {
 		measuredAt = record.MeasuredAtFirstContent
 	}
-	s := ws.get(a, rec.PromptBand, measuredAt, now)
-	if s == nil {
-		return false
+	// The histogram series' key (dims, band, measured_at) determines the
+	// window series; the link saves a lookup per record.
+	s := hs.win
+	if s == nil || s.dead {
+		if s = ws.get(a, rec.PromptBand, measuredAt, now); s == nil {
+			return false
+		}
+		if !hs.overflow {
+			hs.win = s
+		}
 	}
 	s.lastSeen = now
 	if censored {
@@ -204,6 +213,7 @@ func (ws *windowStore) window(s *winSeries, sig int, now time.Time) *window.Wind
 func (ws *windowStore) expire(now time.Time, exp time.Duration) {
 	for k, s := range ws.series {
 		if exp > 0 && now.Sub(s.lastSeen) > exp {
+			s.dead = true
 			delete(ws.series, k)
 			continue
 		}
@@ -215,6 +225,7 @@ func (ws *windowStore) expire(now time.Time, exp time.Duration) {
 			}
 		}
 		if empty {
+			s.dead = true
 			delete(ws.series, k)
 		}
 	}
