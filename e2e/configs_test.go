@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -266,4 +267,85 @@ func manifestDocs(t *testing.T, path string) []k8sDoc {
 		docs = append(docs, d)
 	}
 	return docs
+}
+
+// TestDashboardShape checks the Grafana dashboard's portability: a current
+// schema, the data source as a variable used by every panel and query, and
+// the template variables the panels filter on.
+func TestDashboardShape(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "dashboards", "ttft.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type ds struct {
+		Type string `json:"type"`
+		UID  string `json:"uid"`
+	}
+	var dash struct {
+		SchemaVersion int `json:"schemaVersion"`
+		Templating    struct {
+			List []struct {
+				Name  string `json:"name"`
+				Type  string `json:"type"`
+				Query any    `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+		Panels []struct {
+			ID         int    `json:"id"`
+			Type       string `json:"type"`
+			Title      string `json:"title"`
+			Datasource *ds    `json:"datasource"`
+			Targets    []struct {
+				Datasource *ds    `json:"datasource"`
+				Expr       string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	if dash.SchemaVersion < 39 {
+		t.Errorf("schemaVersion %d, want >= 39", dash.SchemaVersion)
+	}
+	vars := map[string]string{}
+	for _, v := range dash.Templating.List {
+		vars[v.Name] = v.Type
+	}
+	if vars["datasource"] != "datasource" {
+		t.Errorf("want a datasource variable named datasource, got %v", vars)
+	}
+	for _, v := range []string{"provider", "model", "route", "band"} {
+		if vars[v] != "query" {
+			t.Errorf("template variable %s missing (have %v)", v, vars)
+		}
+	}
+	ids := map[int]bool{}
+	queries := 0
+	for _, p := range dash.Panels {
+		if ids[p.ID] {
+			t.Errorf("panel id %d used twice", p.ID)
+		}
+		ids[p.ID] = true
+		if p.Type == "row" {
+			continue
+		}
+		if p.Datasource == nil || p.Datasource.UID != "${datasource}" || p.Datasource.Type != "prometheus" {
+			t.Errorf("panel %q: datasource must be {prometheus, ${datasource}}, got %+v", p.Title, p.Datasource)
+		}
+		for _, q := range p.Targets {
+			queries++
+			if q.Datasource == nil || q.Datasource.UID != "${datasource}" {
+				t.Errorf("panel %q: a query does not use ${datasource}", p.Title)
+			}
+			for _, v := range []string{"$provider", "$model", "$route", "$band"} {
+				if strings.HasPrefix(q.Expr, "ttft_target_band:") || strings.Contains(q.Expr, v) {
+					continue
+				}
+				t.Errorf("panel %q: query ignores %s: %s", p.Title, v, q.Expr)
+			}
+		}
+	}
+	if queries < 15 {
+		t.Errorf("only %d queries", queries)
+	}
 }
