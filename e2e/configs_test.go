@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,7 +12,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -347,5 +350,88 @@ func TestDashboardShape(t *testing.T) {
 	}
 	if queries < 15 {
 		t.Errorf("only %d queries", queries)
+	}
+}
+
+// TestRunScriptShowsSummaryAndStopsOnInterrupt runs scripts/run.sh (what
+// `make run` runs) on config/default.yaml with free ports and a 1 s flush,
+// waits for the summary, then interrupts the script's process group as
+// Ctrl-C in a terminal would, and checks the collector went with it.
+func TestRunScriptShowsSummaryAndStopsOnInterrupt(t *testing.T) {
+	bin := collectorBinary(t)
+	raw, err := os.ReadFile(filepath.Join("..", "config", "default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, health := freePort(t), freePort(t)
+	cfg := strings.NewReplacer(
+		"localhost:4317", fmt.Sprintf("localhost:%d", freePort(t)),
+		"localhost:4318", fmt.Sprintf("localhost:%d", freePort(t)),
+		"localhost:8889", fmt.Sprintf("localhost:%d", metrics),
+		"localhost:13133", fmt.Sprintf("localhost:%d", health),
+		"flush_interval: 15s", "flush_interval: 1s",
+	).Replace(string(raw))
+	for _, want := range []string{"localhost:4317", "localhost:4318", "localhost:8889", "localhost:13133", "flush_interval: 15s"} {
+		if !strings.Contains(string(raw), want) {
+			t.Fatalf("config/default.yaml no longer has %q, which this test and scripts/run.sh rely on", want)
+		}
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "default.yaml")
+	// No internal telemetry server: its default port may be taken here.
+	if strings.Count(cfg, "\nservice:") != 1 {
+		t.Fatal("config/default.yaml: want exactly one service block")
+	}
+	merged := strings.Replace(cfg, "\nservice:\n", "\nservice:\n  telemetry:\n    metrics:\n      level: none\n", 1)
+	if err := os.WriteFile(cfgPath, []byte(merged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command("bash", "scripts/run.sh")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(),
+		"OTELCOL_TTFT_BIN="+bin, "CONFIG="+cfgPath, "RUN_DIR="+dir,
+		fmt.Sprintf("METRICS_URL=http://localhost:%d/metrics", metrics),
+		fmt.Sprintf("HEALTH_URL=http://localhost:%d/", health),
+	)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	})
+
+	deadline := time.After(90 * time.Second)
+	for !strings.Contains(out.String(), "FIRST_TOKEN") || !strings.Contains(out.String(), "chat-default") {
+		select {
+		case err := <-done:
+			t.Fatalf("run.sh exited before a summary: %v\n%s", err, out.String())
+		case <-deadline:
+			t.Fatalf("no summary within 90s:\n%s", out.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	t.Logf("summary %s after start", time.Since(started).Round(100*time.Millisecond))
+
+	// Ctrl-C: SIGINT to the whole foreground process group.
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("run.sh still running 20s after SIGINT:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "run: collector stopped") {
+		t.Errorf("run.sh did not report stopping the collector:\n%s", out.String())
+	}
+	if err := httpOK(fmt.Sprintf("http://localhost:%d/", health))(); err == nil {
+		t.Errorf("the collector still answers its health check after Ctrl-C")
 	}
 }

@@ -7,16 +7,19 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 BIN=${OTELCOL_TTFT_BIN:-dist/otelcol-ttft}
 CONFIG=${CONFIG:-config/default.yaml}
-METRICS=http://localhost:8889/metrics
+# Where config/default.yaml serves metrics and health; override with another config.
+METRICS=${METRICS_URL:-http://localhost:8889/metrics}
+HEALTH=${HEALTH_URL:-http://localhost:13133/}
 
 if [ ! -s examples/sample/gateway-export.csv ]; then
   echo "run: generating the sample export (examples/sample/generate.sh)"
   examples/sample/generate.sh
 fi
-mkdir -p .run
-"$GO" build -o .run/ttft-summary ./cmd/ttft-summary
+RUN_DIR=${RUN_DIR:-.run}
+mkdir -p "$RUN_DIR"
+"$GO" build -o "$RUN_DIR/ttft-summary" ./cmd/ttft-summary
 
-log=.run/otelcol-ttft.log
+log=$RUN_DIR/otelcol-ttft.log
 "$BIN" --config "$CONFIG" >"$log" 2>&1 &
 pid=$!
 stop() {
@@ -37,15 +40,15 @@ for _ in $(seq 1 60); do
     exit 1
   fi
   if ! command -v curl >/dev/null; then sleep 2; break; fi
-  if curl -fsS -o /dev/null http://localhost:13133/ 2>/dev/null; then break; fi
+  if curl -fsS -o /dev/null "$HEALTH" 2>/dev/null; then break; fi
   sleep 0.5
 done
 
 cat <<MSG
 run: otelcol-ttft is up (pid $pid, config $CONFIG, log $log)
-  OTLP      localhost:4317 (gRPC), localhost:4318 (HTTP)
+  OTLP      localhost:4317 (gRPC), localhost:4318 (HTTP) with config/default.yaml
   metrics   curl -s $METRICS | grep '^ttft_'
   sample    examples/sample/gateway-export.csv (append rows to see them counted)
 The first summary appears after the connector's first flush (flush_interval 15s); Ctrl-C stops both.
 MSG
-.run/ttft-summary -url "$METRICS" -interval 15s
+"$RUN_DIR/ttft-summary" -url "$METRICS" -interval 15s
