@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -304,7 +305,7 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName(scopeName)
+	sm.Scope().SetName(metadata.ScopeName)
 	ts := pcommon.NewTimestampFromTime(now)
 	temporality := a.cfg.temporality()
 
