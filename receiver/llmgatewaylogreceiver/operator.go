@@ -194,7 +194,7 @@ type mapOperator struct {
 }
 
 func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
-	kept := entries[:0:0]
+	kept := make([]*entry.Entry, 0, len(entries))
 	for _, e := range entries {
 		if o.mapEntry(ctx, e) {
 			kept = append(kept, e)
@@ -203,6 +203,7 @@ func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) 
 	if len(kept) == 0 {
 		return nil
 	}
+	o.tel.mapped(ctx, int64(len(kept)))
 	return o.WriteBatch(ctx, kept)
 }
 
@@ -210,6 +211,7 @@ func (o *mapOperator) Process(ctx context.Context, e *entry.Entry) error {
 	if !o.mapEntry(ctx, e) {
 		return nil
 	}
+	o.tel.mapped(ctx, 1)
 	return o.Write(ctx, e)
 }
 
@@ -230,8 +232,6 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 		}
 		return false
 	}
-	o.tel.mapped(ctx)
-
 	out := pcommon.NewMap()
 	m.rec.Write(out)
 	if name, ok := e.Attributes[attrs.LogFileName].(string); ok {

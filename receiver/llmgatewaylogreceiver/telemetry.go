@@ -61,4 +61,4 @@ func (t *telemetry) skipped(ctx context.Context, reason string) {
 	t.skippedRows.Add(ctx, 1, opt)
 }
 
-func (t *telemetry) mapped(ctx context.Context) { t.mappedRows.Add(ctx, 1, t.mappedOpt) }
+func (t *telemetry) mapped(ctx context.Context, n int64) { t.mappedRows.Add(ctx, n, t.mappedOpt) }
