@@ -249,3 +249,37 @@ func TestRotationAndFilesWithDifferentHeadersInOneRun(t *testing.T) {
 		assert.Equal(t, 1, n, "row %s delivered once", id)
 	}
 }
+
+func TestExportStartedWithOnlyItsHeaderReadsLaterRows(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fresh.csv")
+	cols := []string{"request_id", "model", "status", "ttft_ms"}
+	writeExport(t, path, cols, nil, true)
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	time.Sleep(200 * time.Millisecond) // the header is read before any row exists
+	writeExport(t, path, cols, [][]string{{"r1", "m", "ok", "120"}, {"r2", "m", "ok", "130"}}, false)
+	lrs := h.waitRecords(t, 2)
+	h.stop(t)
+	assert.Empty(t, h.skipped(t))
+	for _, r := range readRecords(t, lrs) {
+		assert.True(t, r.HasTimeToFirstContent)
+	}
+}
+
+func TestWindowsLineEndingsAndQuotedFields(t *testing.T) {
+	dir := t.TempDir()
+	body := "\"request_id\",\"model\",\"status\",\"ttft_ms\",\"note\"\r\n" +
+		"r1,gpt-4.1,ok,120,\"contains, a comma\"\r\n" +
+		"r2,gpt-4.1,ok,130,\"\"\r\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "win.csv"), []byte(body), 0o600))
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	lrs := h.waitRecords(t, 2)
+	h.stop(t)
+	assert.Empty(t, h.skipped(t))
+	for _, r := range readRecords(t, lrs) {
+		assert.Equal(t, "gpt-4.1", r.Model)
+		assert.True(t, r.HasTimeToFirstContent)
+	}
+}
