@@ -14,7 +14,6 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 )
 
-
 // telemetry is the connector's own metrics (see metadata.yaml).
 type telemetry struct {
 	records     metric.Int64Counter

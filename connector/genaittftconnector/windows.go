@@ -53,15 +53,15 @@ type winSeries struct {
 // gauges ttft.quantile, ttft.window.samples, ttft.timeout.recommended,
 // ttft.timeout.cut_ratio and ttft.deadline.margin.
 type windowStore struct {
-	cfg        *Config
-	used       [numSignals]bool
-	routeDim   int // index of ttft.route among the dimensions, -1 if absent
-	policies   []policyRef
-	deadline   *recommend.Policy
-	quantiles  []string // formatted quantile labels
-	series     map[string]*winSeries
-	snap       window.Snapshot
-	durSnap    window.Snapshot
+	cfg       *Config
+	used      [numSignals]bool
+	routeDim  int // index of ttft.route among the dimensions, -1 if absent
+	policies  []policyRef
+	deadline  *recommend.Policy
+	quantiles []string // formatted quantile labels
+	series    map[string]*winSeries
+	// snaps are reused per signal: each window is merged once per flush.
+	snaps      [numSignals]window.Snapshot
 	key        keyBuilder
 	minSamples int
 }
@@ -263,13 +263,21 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 	}
 	censoring := ws.cfg.Censoring
 	for _, s := range ws.series {
-		if w := s.w[sigTTFT]; w != nil {
-			w.SnapshotInto(&ws.snap, now)
+		var taken [numSignals]bool
+		snap := func(sig int) *window.Snapshot {
+			if !taken[sig] {
+				s.w[sig].SnapshotInto(&ws.snaps[sig], now)
+				taken[sig] = true
+			}
+			return &ws.snaps[sig]
+		}
+		if s.w[sigTTFT] != nil {
+			ttft := snap(sigTTFT)
 			sp := g.samples.Gauge().DataPoints()
 			for _, c := range []bool{false, true} {
-				n := ws.snap.Samples()
+				n := ttft.Samples()
 				if c {
-					n = ws.snap.Censored()
+					n = ttft.Censored()
 				}
 				dp := sp.AppendEmpty()
 				s.attrs.CopyTo(dp.Attributes())
@@ -278,7 +286,7 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 				dp.SetIntValue(int64(n))
 			}
 			for i, q := range ws.cfg.Quantiles {
-				if v, st := ws.snap.QuantileMin(q, ws.minSamples, censoring); st == window.OK {
+				if v, st := ttft.QuantileMin(q, ws.minSamples, censoring); st == window.OK {
 					point(g.quantile, s.attrs, v).PutStr(attrQuantile, ws.quantiles[i])
 				}
 			}
@@ -288,15 +296,15 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 			if w == nil || !pr.p.Accepts(s.measuredAt) {
 				continue
 			}
-			w.SnapshotInto(&ws.snap, now)
-			r := recommend.Evaluate(pr.p, &ws.snap, ws.minSamples, censoring)
+			sn := snap(pr.sig)
+			r := recommend.Evaluate(pr.p, sn, ws.minSamples, censoring)
 			if !r.OK {
 				continue
 			}
 			point(g.recommended, s.attrs, r.Seconds).PutStr(attrPolicy, pr.p.Name)
-			point(g.cutRatio, s.attrs, ws.snap.CutRatio(r.Seconds)).PutStr(attrPolicy, pr.p.Name)
-			if ws.deadline != nil && pr.p.Name == ws.deadline.Name {
-				ws.addMargin(g.margin, s, r.Seconds, now, point)
+			point(g.cutRatio, s.attrs, sn.CutRatio(r.Seconds)).PutStr(attrPolicy, pr.p.Name)
+			if ws.deadline != nil && pr.p.Name == ws.deadline.Name && s.w[sigDuration] != nil {
+				ws.addMargin(g.margin, s, snap(sigDuration), r.Seconds, point)
 			}
 		}
 	}
@@ -309,13 +317,8 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 
 // addMargin emits deadline − first-token timeout − p50 of successful duration,
 // once the duration window passes the gate for p50.
-func (ws *windowStore) addMargin(m pmetric.Metric, s *winSeries, firstToken float64, now time.Time, point func(pmetric.Metric, pcommon.Map, float64) pcommon.Map) {
-	w := s.w[sigDuration]
-	if w == nil {
-		return
-	}
-	w.SnapshotInto(&ws.durSnap, now)
-	p50, st := ws.durSnap.QuantileMin(0.5, ws.minSamples, false)
+func (ws *windowStore) addMargin(m pmetric.Metric, s *winSeries, dur *window.Snapshot, firstToken float64, point func(pmetric.Metric, pcommon.Map, float64) pcommon.Map) {
+	p50, st := dur.QuantileMin(0.5, ws.minSamples, false)
 	if st != window.OK {
 		return
 	}
