@@ -40,15 +40,14 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				st.Examined++
 				attrs := lr.Attributes()
 				if record.Stamped(attrs) {
-					rec, ok := record.Read(attrs)
-					if !ok {
+					if !record.ReadInto(attrs, &sc.rec) {
 						st.Skipped[ReasonInvalidRecord]++
 						continue
 					}
 					st.Reread++
 					st.Records++
 					if visit != nil {
-						visit(res, lr, &rec)
+						visit(res, lr, &sc.rec)
 					}
 					continue
 				}

@@ -141,15 +141,14 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					continue
 				}
 				if record.Stamped(attrs) {
-					rec, ok := record.Read(attrs)
-					if !ok {
+					if !record.ReadInto(attrs, &sc.rec) {
 						st.Skipped[ReasonInvalidRecord]++
 						continue
 					}
 					st.Reread++
 					st.Records++
 					if v.Record != nil {
-						v.Record(res, span, &rec)
+						v.Record(res, span, &sc.rec)
 					}
 					continue
 				}

@@ -194,68 +194,102 @@ func Nested(attrs pcommon.Map) bool {
 // no record or its values are unusable (wrong types, non-finite or negative
 // times, unknown outcome); such a record must be skipped, not guessed.
 func Read(attrs pcommon.Map) (r Record, ok bool) {
-	out, found := attrs.Get(KeyOutcome)
-	if !found || out.Type() != pcommon.ValueTypeStr || !ValidOutcome(out.Str()) {
-		return r, false
-	}
-	r.Outcome = out.Str()
-	valid := true
-	readTime := func(key string, dst *float64, has *bool) {
-		v, found := attrs.Get(key)
-		if !found {
-			return
+	ok = ReadInto(attrs, &r)
+	return r, ok
+}
+
+// ReadInto is Read into caller-owned storage (so hot paths reuse one Record).
+// It makes a single pass over attrs: a span carries dozens of attributes and
+// one lookup per key would scan them all again for each of the ~20 keys.
+func ReadInto(attrs pcommon.Map, r *Record) bool {
+	*r = Record{Attempts: 1}
+	valid, hasOutcome := true, false
+	for k, v := range attrs.All() {
+		if len(k) < 5 || (k[0] != 't' && k[0] != 'g') {
+			continue
 		}
-		f, good := number(v)
-		if !good || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			valid = false
-			return
+		switch k {
+		case KeyOutcome:
+			if v.Type() != pcommon.ValueTypeStr || !ValidOutcome(v.Str()) {
+				return false
+			}
+			r.Outcome, hasOutcome = v.Str(), true
+		case KeyTimeToFirstContent:
+			valid = readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) && valid
+		case KeyTimeToFirstChunk:
+			valid = readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) && valid
+		case KeyTimeToHeaders:
+			valid = readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) && valid
+		case KeyMaxChunkGap:
+			valid = readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) && valid
+		case KeyDuration:
+			valid = readTime(v, &r.Duration, &r.HasDuration) && valid
+		case KeyContentChunks:
+			valid = readCount(v, &r.ContentChunks, &r.HasContentChunks) && valid
+		case KeyPromptTokens:
+			valid = readCount(v, &r.PromptTokens, &r.HasPromptTokens) && valid
+		case KeyCachedTokens:
+			valid = readCount(v, &r.CachedTokens, &r.HasCachedTokens) && valid
+		case KeyOutputTokens:
+			valid = readCount(v, &r.OutputTokens, &r.HasOutputTokens) && valid
+		case KeyAttempts:
+			var attempts int64
+			var has bool
+			valid = readCount(v, &attempts, &has) && valid
+			if has && attempts >= 1 {
+				r.Attempts = attempts
+			}
+		case KeyStreamed:
+			if v.Type() == pcommon.ValueTypeBool {
+				r.Streamed, r.StreamedKnown = v.Bool(), true
+			}
+		case KeyPromptBand:
+			r.PromptBand = strValue(v)
+		case KeyMeasuredAt:
+			r.MeasuredAt = strValue(v)
+			switch r.MeasuredAt {
+			case "", MeasuredAtFirstContent, MeasuredAtFirstChunk:
+			default:
+				valid = false
+			}
+		case KeyObserver:
+			r.Observer = strValue(v)
+		case KeyRoute:
+			r.Route = strValue(v)
+		case KeySource:
+			r.Source = strValue(v)
+		case KeyProvider:
+			r.Provider = strValue(v)
+		case KeyModel:
+			r.Model = strValue(v)
 		}
-		*dst, *has = f, true
 	}
-	readInt := func(key string, dst *int64, has *bool) {
-		v, found := attrs.Get(key)
-		if !found {
-			return
-		}
-		f, good := number(v)
-		if !good || f < 0 || f > math.MaxInt64/2 {
-			valid = false
-			return
-		}
-		*dst, *has = int64(f), true
+	return hasOutcome && valid
+}
+
+func readTime(v pcommon.Value, dst *float64, has *bool) bool {
+	f, good := number(v)
+	if !good || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+		return false
 	}
-	readTime(KeyTimeToFirstContent, &r.TimeToFirstContent, &r.HasTimeToFirstContent)
-	readTime(KeyTimeToFirstChunk, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk)
-	readTime(KeyTimeToHeaders, &r.TimeToHeaders, &r.HasTimeToHeaders)
-	readTime(KeyMaxChunkGap, &r.MaxChunkGap, &r.HasMaxChunkGap)
-	readTime(KeyDuration, &r.Duration, &r.HasDuration)
-	readInt(KeyContentChunks, &r.ContentChunks, &r.HasContentChunks)
-	readInt(KeyPromptTokens, &r.PromptTokens, &r.HasPromptTokens)
-	readInt(KeyCachedTokens, &r.CachedTokens, &r.HasCachedTokens)
-	readInt(KeyOutputTokens, &r.OutputTokens, &r.HasOutputTokens)
-	var attempts int64
-	var hasAttempts bool
-	readInt(KeyAttempts, &attempts, &hasAttempts)
-	r.Attempts = 1
-	if hasAttempts && attempts >= 1 {
-		r.Attempts = attempts
+	*dst, *has = f, true
+	return true
+}
+
+func readCount(v pcommon.Value, dst *int64, has *bool) bool {
+	f, good := number(v)
+	if !good || f < 0 || f > math.MaxInt64/2 {
+		return false
 	}
-	if v, found := attrs.Get(KeyStreamed); found && v.Type() == pcommon.ValueTypeBool {
-		r.Streamed, r.StreamedKnown = v.Bool(), true
+	*dst, *has = int64(f), true
+	return true
+}
+
+func strValue(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
 	}
-	r.PromptBand = str(attrs, KeyPromptBand)
-	r.MeasuredAt = str(attrs, KeyMeasuredAt)
-	switch r.MeasuredAt {
-	case "", MeasuredAtFirstContent, MeasuredAtFirstChunk:
-	default:
-		valid = false
-	}
-	r.Observer = str(attrs, KeyObserver)
-	r.Route = str(attrs, KeyRoute)
-	r.Source = str(attrs, KeySource)
-	r.Provider = str(attrs, KeyProvider)
-	r.Model = str(attrs, KeyModel)
-	return r, valid
+	return ""
 }
 
 func number(v pcommon.Value) (float64, bool) {
@@ -266,13 +300,6 @@ func number(v pcommon.Value) (float64, bool) {
 		return float64(v.Int()), true
 	}
 	return 0, false
-}
-
-func str(attrs pcommon.Map, key string) string {
-	if v, ok := attrs.Get(key); ok && v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	return ""
 }
 
 func putDouble(attrs pcommon.Map, key string, v float64, has bool) {

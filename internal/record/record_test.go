@@ -1,0 +1,121 @@
+package record
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+func fullRecord() Record {
+	return Record{
+		TimeToFirstContent: 0.32, HasTimeToFirstContent: true,
+		TimeToFirstChunk: 0.04, HasTimeToFirstChunk: true,
+		TimeToHeaders: 0.01, HasTimeToHeaders: true,
+		MaxChunkGap: 0.2, HasMaxChunkGap: true,
+		Duration: 0.57, HasDuration: true,
+		ContentChunks: 10, HasContentChunks: true,
+		PromptTokens: 1234, HasPromptTokens: true,
+		CachedTokens: 100, HasCachedTokens: true,
+		OutputTokens: 10, HasOutputTokens: true,
+		Streamed: true, StreamedKnown: true,
+		Outcome: OutcomeComplete, PromptBand: "<2k", Attempts: 2,
+		MeasuredAt: MeasuredAtFirstContent, Observer: ObserverClient,
+		Route: "support", Provider: "anthropic", Model: "claude", Source: "ttft.chunk",
+	}
+}
+
+func TestWriteThenReadRoundTrips(t *testing.T) {
+	in := fullRecord()
+	attrs := pcommon.NewMap()
+	attrs.PutStr("unrelated", "x")
+	in.Write(attrs)
+	require.True(t, Stamped(attrs))
+	out, ok := Read(attrs)
+	require.True(t, ok)
+	assert.Equal(t, in, out)
+}
+
+func TestWriteKeepsProducerTargetValues(t *testing.T) {
+	attrs := pcommon.NewMap()
+	attrs.PutStr(KeyModel, "producer-model")
+	r := fullRecord()
+	r.Write(attrs)
+	v, _ := attrs.Get(KeyModel)
+	assert.Equal(t, "producer-model", v.Str())
+}
+
+func TestWriteClampsAttemptsToOne(t *testing.T) {
+	attrs := pcommon.NewMap()
+	r := Record{Outcome: OutcomeError}
+	r.Write(attrs)
+	v, _ := attrs.Get(KeyAttempts)
+	assert.Equal(t, int64(1), v.Int())
+}
+
+func TestReadRejectsUnusableRecords(t *testing.T) {
+	cases := []struct {
+		name string
+		set  func(m pcommon.Map)
+	}{
+		{"no outcome", func(m pcommon.Map) { m.Remove(KeyOutcome) }},
+		{"unknown outcome", func(m pcommon.Map) { m.PutStr(KeyOutcome, "exploded") }},
+		{"outcome of wrong type", func(m pcommon.Map) { m.PutInt(KeyOutcome, 1) }},
+		{"negative ttft", func(m pcommon.Map) { m.PutDouble(KeyTimeToFirstContent, -1) }},
+		{"NaN ttft", func(m pcommon.Map) { m.PutDouble(KeyTimeToFirstContent, math.NaN()) }},
+		{"infinite duration", func(m pcommon.Map) { m.PutDouble(KeyDuration, math.Inf(1)) }},
+		{"ttft as string", func(m pcommon.Map) { m.PutStr(KeyTimeToFirstChunk, "0.3") }},
+		{"negative tokens", func(m pcommon.Map) { m.PutInt(KeyPromptTokens, -5) }},
+		{"unknown clock", func(m pcommon.Map) { m.PutStr(KeyMeasuredAt, "headers") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			attrs := pcommon.NewMap()
+			r := fullRecord()
+			r.Write(attrs)
+			tc.set(attrs)
+			_, ok := Read(attrs)
+			assert.False(t, ok)
+		})
+	}
+}
+
+func TestReadAcceptsIntegerTimes(t *testing.T) {
+	attrs := pcommon.NewMap()
+	attrs.PutStr(KeyOutcome, OutcomeComplete)
+	attrs.PutInt(KeyTimeToFirstContent, 2)
+	attrs.PutInt(KeyAttempts, 0) // nonsense attempts fall back to one
+	r, ok := Read(attrs)
+	require.True(t, ok)
+	assert.Equal(t, 2.0, r.TimeToFirstContent)
+	assert.Equal(t, int64(1), r.Attempts)
+}
+
+func TestTTFTPrefersFirstContentAndNeverUsesAnUnlabelledChunk(t *testing.T) {
+	r := Record{TimeToFirstChunk: 0.04, HasTimeToFirstChunk: true, MeasuredAt: MeasuredAtFirstContent}
+	_, ok := r.TTFT()
+	assert.False(t, ok, "a first chunk is not a TTFT unless the clock says first_chunk")
+	r.MeasuredAt = MeasuredAtFirstChunk
+	v, ok := r.TTFT()
+	assert.True(t, ok)
+	assert.Equal(t, 0.04, v)
+	r.TimeToFirstContent, r.HasTimeToFirstContent = 0.3, true
+	v, _ = r.TTFT()
+	assert.Equal(t, 0.3, v)
+}
+
+func BenchmarkReadInto(b *testing.B) {
+	attrs := pcommon.NewMap()
+	for _, k := range []string{"gen_ai.operation.name", "gen_ai.system", "server.address", "http.route", "gen_ai.response.id", "gen_ai.response.model"} {
+		attrs.PutStr(k, "v")
+	}
+	r := fullRecord()
+	r.Write(attrs)
+	var out Record
+	b.ReportAllocs()
+	for b.Loop() {
+		ReadInto(attrs, &out)
+	}
+}
