@@ -34,7 +34,7 @@ type groupKey struct{ provider, model, route, band string }
 // independently of the receiver: successful rows (status ok, ttft_ms
 // present), grouped by target and prompt band, exact nearest-rank quantile
 // k = ceil(q·n) on the sorted values, in seconds.
-func practitionerQuantiles(t *testing.T, path string, qs []float64) (map[groupKey][]float64, map[groupKey]int) {
+func practitionerQuantiles(t *testing.T, path string, qs []float64) (quantiles map[groupKey][]float64, successes, cut map[groupKey]int) {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -46,12 +46,12 @@ func practitionerQuantiles(t *testing.T, path string, qs []float64) (map[groupKe
 		col[c] = i
 	}
 	values := map[groupKey][]float64{}
+	cut = map[groupKey]int{}
 	for _, r := range rows[1:] {
-		if r[col["status"]] != "ok" || r[col["ttft_ms"]] == "" {
+		status := r[col["status"]]
+		if status != "ok" && status != "timeout_first_token" {
 			continue
 		}
-		ms, err := strconv.ParseFloat(r[col["ttft_ms"]], 64)
-		require.NoError(t, err)
 		band := "unknown"
 		if p, err := strconv.Atoi(r[col["prompt_tokens"]]); err == nil && p > 0 {
 			switch {
@@ -66,19 +66,28 @@ func practitionerQuantiles(t *testing.T, path string, qs []float64) (map[groupKe
 			}
 		}
 		k := groupKey{r[col["provider"]], r[col["model"]], r[col["route_slug"]], band}
+		if status == "timeout_first_token" {
+			cut[k]++
+			continue
+		}
+		if r[col["ttft_ms"]] == "" {
+			continue
+		}
+		ms, err := strconv.ParseFloat(r[col["ttft_ms"]], 64)
+		require.NoError(t, err)
 		values[k] = append(values[k], ms/1000)
 	}
-	out := map[groupKey][]float64{}
-	counts := map[groupKey]int{}
+	quantiles = map[groupKey][]float64{}
+	successes = map[groupKey]int{}
 	for k, v := range values {
 		sort.Float64s(v)
-		counts[k] = len(v)
+		successes[k] = len(v)
 		for _, q := range qs {
 			rank := int(math.Ceil(q * float64(len(v))))
-			out[k] = append(out[k], v[max(rank, 1)-1])
+			quantiles[k] = append(quantiles[k], v[max(rank, 1)-1])
 		}
 	}
-	return out, counts
+	return quantiles, successes, cut
 }
 
 // TestParityWithPractitionersNearestRank runs a generated 100k-row export
@@ -99,7 +108,7 @@ func TestParityWithPractitionersNearestRank(t *testing.T) {
 	_, err = gatewayexport.Write(fh, gatewayexport.Options{Rows: rows, Seed: 20261130, Start: time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC), Header: true})
 	require.NoError(t, err)
 	require.NoError(t, fh.Close())
-	want, counts := practitionerQuantiles(t, path, qs)
+	want, counts, cut := practitionerQuantiles(t, path, qs)
 
 	// The connector, on a fake clock so its flush is driven by the test.
 	ctx := context.Background()
@@ -139,7 +148,17 @@ func TestParityWithPractitionersNearestRank(t *testing.T) {
 	require.Eventually(t, func() bool { return len(metrics.AllMetrics()) > 0 }, 30*time.Second, 10*time.Millisecond)
 
 	got := map[groupKey]map[string]float64{}
+	samples := map[groupKey]map[bool]int64{}
 	for _, md := range metrics.AllMetrics() {
+		forEachGauge(md, "ttft.window.samples", func(dp pmetric.NumberDataPoint) {
+			a := dp.Attributes().AsRaw()
+			k := groupKey{str2(a["gen_ai.provider.name"]), str2(a["gen_ai.request.model"]), str2(a["ttft.route"]), str2(a["ttft.prompt_band"])}
+			if samples[k] == nil {
+				samples[k] = map[bool]int64{}
+			}
+			censored, _ := a["ttft.censored"].(bool)
+			samples[k][censored] = dp.IntValue()
+		})
 		forEachGauge(md, "ttft.quantile", func(dp pmetric.NumberDataPoint) {
 			a := dp.Attributes().AsRaw()
 			assert.Equal(t, "first_content", a["ttft.measured_at"], "an infro export measures first content")
@@ -176,7 +195,19 @@ func TestParityWithPractitionersNearestRank(t *testing.T) {
 		_, ok := want[k]
 		assert.True(t, ok, "connector reports a group the export has no successes for: %v", k)
 	}
-	t.Logf("groups=%d quantiles compared=%d too-few=%d worst relative error=%.4f%%", len(want), compared, tooFew, worst*100)
+	// Every successful row is counted once, and nothing else is.
+	var totalOK, totalCut int64
+	for k, n := range counts {
+		assert.Equal(t, int64(n), samples[k][false], "%v successful samples", k)
+		totalOK += samples[k][false]
+	}
+	for k, n := range cut {
+		// With censoring off a first-token timeout is neither a success nor a censored sample.
+		assert.Zero(t, samples[k][true], "%v censored samples", k)
+		totalCut += int64(n)
+	}
+	t.Logf("groups=%d successful=%d first-token timeouts=%d quantiles compared=%d too-few=%d worst relative error=%.4f%%",
+		len(want), totalOK, totalCut, compared, tooFew, worst*100)
 	require.Positive(t, compared)
 }
 
