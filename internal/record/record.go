@@ -205,7 +205,14 @@ func ReadInto(attrs pcommon.Map, r *Record) bool {
 	*r = Record{Attempts: 1}
 	valid, hasOutcome := true, false
 	for k, v := range attrs.All() {
-		if len(k) < 5 || (k[0] != 't' && k[0] != 'g') {
+		if len(k) < 6 || k[:5] != "ttft." {
+			// Producers' keys are most of a span's attributes: one compare each.
+			switch k {
+			case KeyProvider:
+				r.Provider = strValue(v)
+			case KeyModel:
+				r.Model = strValue(v)
+			}
 			continue
 		}
 		switch k {
@@ -258,10 +265,6 @@ func ReadInto(attrs pcommon.Map, r *Record) bool {
 			r.Route = strValue(v)
 		case KeySource:
 			r.Source = strValue(v)
-		case KeyProvider:
-			r.Provider = strValue(v)
-		case KeyModel:
-			r.Model = strValue(v)
 		}
 	}
 	return hasOutcome && valid
