@@ -2,6 +2,7 @@ package llmgatewaylogreceiver
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -142,4 +143,41 @@ func BenchmarkThroughput1MRows(b *testing.B) {
 	b.ReportMetric(recvRate, "receiver_rows/s")
 	b.ReportMetric(baseRate, "stanza_csv_rows/s")
 	b.ReportMetric(recvRate/baseRate, "ratio")
+}
+
+// BenchmarkMapRow is the mapping alone on one parsed infro_csv row.
+func BenchmarkMapRow(b *testing.B) {
+	m := testMapper(b, FormatInfroCSV, MappingConfig{})
+	row := infroRow(nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, reason := m.mapRow(row); reason != "" {
+			b.Fatal(reason)
+		}
+	}
+}
+
+// BenchmarkMapEntry adds writing the record as the entry's attributes (the
+// row is cloned each time because the mapping consumes it).
+func BenchmarkMapEntry(b *testing.B) {
+	cfg := createDefaultConfig()
+	ops, err := operators(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	built, err := ops[1].Build(componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	op := built.(*mapOperator)
+	row := infroRow(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		e := entry.New()
+		e.Body = maps.Clone(row)
+		if !op.mapEntry(ctx, e) {
+			b.Fatal("skipped")
+		}
+	}
 }
