@@ -122,6 +122,11 @@ func (c *Config) Validate() error {
 		if c.InputConfig.StartAt == "end" {
 			errs = append(errs, errors.New("start_at: end cannot read CSV headers (the header line is never seen); use start_at: beginning"))
 		}
+		if c.InputConfig.Compression != "" {
+			// stanza v0.165.1 drops the rows its header scanner buffered past a
+			// compressed file's header line.
+			errs = append(errs, fmt.Errorf("compression: %q cannot be combined with CSV headers (rows after the header would be lost); decompress CSV exports first, or leave compression unset", c.InputConfig.Compression))
+		}
 		if utf8.RuneCountInString(c.Delimiter) != 1 || c.Delimiter == "\"" || c.Delimiter == "\n" {
 			errs = append(errs, fmt.Errorf("delimiter: %q must be a single character other than a quote or newline, e.g. \",\"", c.Delimiter))
 		}

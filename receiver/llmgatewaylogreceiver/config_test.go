@@ -68,6 +68,7 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"bad exclude glob", func(c *Config) { c.InputConfig.Exclude = []string{"[z"} }, `exclude[0]`},
 		{"csv from the end cannot see headers", func(c *Config) { c.InputConfig.StartAt = "end" }, "start_at: end cannot read CSV headers"},
 		{"bad start_at", func(c *Config) { c.InputConfig.StartAt = "middle" }, `start_at: "middle" is invalid`},
+		{"compressed csv", func(c *Config) { c.InputConfig.Compression = "gzip" }, `compression: "gzip" cannot be combined with CSV headers`},
 		{"two-character delimiter", func(c *Config) { c.Delimiter = ";;" }, "delimiter:"},
 		{"bad ttft unit", func(c *Config) { c.Mapping.TTFTUnit = "minutes" }, "mapping::ttft_unit"},
 		{"bad measured_at", func(c *Config) { c.Mapping.MeasuredAt = "headers" }, "mapping::measured_at"},

@@ -1,6 +1,7 @@
 package llmgatewaylogreceiver
 
 import (
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -282,4 +283,27 @@ func TestWindowsLineEndingsAndQuotedFields(t *testing.T) {
 		assert.Equal(t, "gpt-4.1", r.Model)
 		assert.True(t, r.HasTimeToFirstContent)
 	}
+}
+
+func TestGzippedJSONLog(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(testdata("bifrost_logs.jsonl"))
+	require.NoError(t, err)
+	f, err := os.Create(filepath.Join(dir, "requests.jsonl.gz"))
+	require.NoError(t, err)
+	zw := gzip.NewWriter(f)
+	for i := 0; i < 100; i++ { // 300 lines, past gzip's first buffer
+		_, err = zw.Write(src)
+		require.NoError(t, err)
+	}
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+	cfg := testConfig(t, FormatBifrost, filepath.Join(dir, "*.gz"))
+	cfg.InputConfig.Compression = "gzip"
+	h := newHarness(t, cfg)
+	h.start(t)
+	lrs := h.waitRecords(t, 300)
+	h.stop(t)
+	assert.Empty(t, h.skipped(t))
+	assert.Len(t, readRecords(t, lrs), 300)
 }
