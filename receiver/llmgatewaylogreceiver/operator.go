@@ -85,6 +85,7 @@ func operators(c *Config) ([]operator.Config, error) {
 		maxTTFT:           c.Derive.MaxTTFTSeconds,
 		keepRow:           c.KeepRow,
 		delimiter:         c.Delimiter,
+		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
 	}))
 	return ops, nil
 }
@@ -149,6 +150,9 @@ type mapConfig struct {
 	maxTTFT   float64
 	keepRow   bool
 	delimiter string
+	// keepRecordNumber is the user's include_file_record_number; the
+	// receiver turns it on for its own skipped-row logs either way.
+	keepRecordNumber bool
 }
 
 func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
@@ -177,20 +181,22 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 		skipLog: set.Logger.WithOptions(zap.WrapCore(func(core zapcore.Core) zapcore.Core {
 			return zapcore.NewSamplerWithOptions(core, time.Minute, 10, 0)
 		})),
-		keepRow:     c.keepRow,
-		delimiter:   d,
-		headerLines: headerLines,
+		keepRow:          c.keepRow,
+		delimiter:        d,
+		headerLines:      headerLines,
+		keepRecordNumber: c.keepRecordNumber,
 	}, nil
 }
 
 type mapOperator struct {
 	helper.TransformerOperator
-	mapper      mapper
-	tel         *telemetry
-	skipLog     *zap.Logger
-	keepRow     bool
-	delimiter   rune
-	headerLines int64
+	mapper           mapper
+	tel              *telemetry
+	skipLog          *zap.Logger
+	keepRow          bool
+	delimiter        rune
+	headerLines      int64
+	keepRecordNumber bool
 }
 
 func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
@@ -232,11 +238,17 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 		}
 		return false
 	}
+	// Keep what the file input and the user set (log.file.*, attributes:),
+	// not the receiver's own plumbing.
 	out := pcommon.NewMap()
-	m.rec.Write(out)
-	if name, ok := e.Attributes[attrs.LogFileName].(string); ok {
-		out.PutStr(attrs.LogFileName, name)
+	out.EnsureCapacity(len(e.Attributes) + 18)
+	for k, v := range e.Attributes {
+		if k == headerAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) {
+			continue
+		}
+		_ = out.PutEmpty(k).FromRaw(v)
 	}
+	m.rec.Write(out)
 	e.Attributes = out.AsRaw()
 	if m.hasTime {
 		e.Timestamp = m.at

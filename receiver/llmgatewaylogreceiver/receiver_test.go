@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -306,4 +307,22 @@ func TestGzippedJSONLog(t *testing.T) {
 	h.stop(t)
 	assert.Empty(t, h.skipped(t))
 	assert.Len(t, readRecords(t, lrs), 300)
+}
+
+func TestFileAndUserAttributesAreKeptPlumbingIsNot(t *testing.T) {
+	cfg := testConfig(t, FormatInfroCSV, testdata("infro_export.csv"))
+	cfg.InputConfig.IncludeFilePath = true
+	cfg.InputConfig.Attributes = map[string]helper.ExprStringConfig{"deployment.environment": "prod"}
+	h := newHarness(t, cfg)
+	h.start(t)
+	lrs := h.waitRecords(t, 6)
+	h.stop(t)
+	for _, lr := range lrs {
+		a := lr.Attributes().AsRaw()
+		assert.Equal(t, "prod", a["deployment.environment"])
+		assert.Contains(t, a["log.file.path"], "infro_export.csv")
+		assert.Equal(t, "infro_export.csv", a["log.file.name"])
+		assert.NotContains(t, a, headerAttribute)
+		assert.NotContains(t, a, "log.file.record_number", "turned on for skipped-row logs, not asked for")
+	}
 }
