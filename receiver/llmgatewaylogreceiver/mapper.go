@@ -107,11 +107,6 @@ func (m *mapper) mapRow(row map[string]any) (out mapped, reason string) {
 			r.Streamed, r.StreamedKnown = b, true
 		}
 	}
-	if s.format == FormatInfroCSV && !r.StreamedKnown {
-		// A TTFT export only has TTFT for streamed requests; rows without a
-		// ttft are still requests (errors, first-token timeouts).
-		r.Streamed, r.StreamedKnown = true, true
-	}
 
 	// Time to first token: a duration field, else first-token − start.
 	ttft, hasTTFT := 0.0, false
@@ -158,6 +153,11 @@ func (m *mapper) mapRow(row map[string]any) (out mapped, reason string) {
 		r.Duration, r.HasDuration = d, true
 	}
 
+	// A first-content clock only stops on a streamed delta, so such a TTFT
+	// says the request streamed (rows without one stay unknown).
+	if hasTTFT && !r.StreamedKnown && s.measuredAt == record.MeasuredAtFirstContent {
+		r.Streamed, r.StreamedKnown = true, true
+	}
 	// Non-streamed calls have no TTFT; a "TTFT" equal to the whole duration on
 	// a call not known to stream is the duration in disguise (DESIGN §4).
 	if hasTTFT && r.StreamedKnown && !r.Streamed {

@@ -57,6 +57,22 @@ func TestInfroRowBecomesFirstContentRecord(t *testing.T) {
 	assert.Equal(t, "gpt-4.1-mini", r.Model)
 	assert.Equal(t, int64(1), r.Attempts)
 	assert.Equal(t, time.Date(2026, 11, 30, 10, 0, 0, 250e6, time.UTC), out.at)
+	assert.True(t, r.StreamedKnown && r.Streamed, "a first-content TTFT is streaming evidence")
+}
+
+func TestStreamingIsOnlyClaimedWithEvidence(t *testing.T) {
+	m := testMapper(t, FormatInfroCSV, MappingConfig{})
+	out, reason := m.mapRow(infroRow(map[string]any{"status": "error", "ttft_ms": ""}))
+	require.Empty(t, reason)
+	assert.False(t, out.rec.StreamedKnown, "an error without a first token may not have streamed")
+
+	out, reason = m.mapRow(infroRow(map[string]any{"ttft_ms": "1630", "latency_ms": "1630"}))
+	require.Empty(t, reason)
+	assert.True(t, out.rec.HasTimeToFirstContent, "a first-content clock equal to the duration is a one-chunk answer, not the duration in disguise")
+
+	out, reason = m.mapRow(infroRow(map[string]any{"stream": "false"}))
+	require.Empty(t, reason)
+	assert.False(t, out.rec.HasTimeToFirstContent, "a non-streamed request has no TTFT")
 }
 
 func TestInfroStatusesMapToOutcomes(t *testing.T) {
