@@ -10,7 +10,7 @@ SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus sample clean
+.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus clean
 
 all: build
 
