@@ -40,13 +40,7 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				st.Examined++
 				attrs := lr.Attributes()
 				if record.Stamped(attrs) {
-					if !record.ReadInto(attrs, &sc.rec) {
-						st.Skipped[ReasonInvalidRecord]++
-						continue
-					}
-					st.Reread++
-					st.Records++
-					if visit != nil {
+					if reread(attrs, sc, &st) && visit != nil {
 						visit(res, lr, &sc.rec)
 					}
 					continue

@@ -117,6 +117,18 @@ func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
 	return -1
 }
 
+// reread reads a record that the processor or receiver already stamped;
+// false means it is unusable (counted) and must be skipped, not re-derived.
+func reread(attrs pcommon.Map, sc *scratch, st *Stats) bool {
+	if !record.ReadInto(attrs, &sc.rec) {
+		st.Skipped[ReasonInvalidRecord]++
+		return false
+	}
+	st.Reread++
+	st.Records++
+	return true
+}
+
 // TracesWith is Traces with a visitor for nested spans too.
 func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	var st Stats
@@ -141,13 +153,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					continue
 				}
 				if record.Stamped(attrs) {
-					if !record.ReadInto(attrs, &sc.rec) {
-						st.Skipped[ReasonInvalidRecord]++
-						continue
-					}
-					st.Reread++
-					st.Records++
-					if v.Record != nil {
+					if reread(attrs, sc, &st) && v.Record != nil {
 						v.Record(res, span, &sc.rec)
 					}
 					continue
