@@ -3,11 +3,11 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 import (
 	"time"
 
-	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/expohist"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -36,7 +36,7 @@ type histSeries struct {
 	attrs    pcommon.Map
 	start    pcommon.Timestamp
 	lastSeen time.Time
-	h        [numHists]structure.Histogram[float64]
+	h        [numHists]expohist.Histogram
 
 	// Links to the counter (by first_content_seen) and the window series its
 	// key determines, so a record costs one key and one map lookup. Never
@@ -231,9 +231,8 @@ func (a *aggregator) requestSeries(rec *record.Record, seen bool, ts pcommon.Tim
 
 func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp) *histSeries {
 	hs := &histSeries{attrs: attrs, start: ts}
-	cfg := structure.NewConfig(structure.WithMaxSize(a.maxSize))
 	for i := range hs.h {
-		hs.h[i].Init(cfg)
+		hs.h[i].Init(a.maxSize)
 	}
 	return hs
 }

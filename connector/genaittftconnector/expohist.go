@@ -1,8 +1,9 @@
 package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
 
 import (
-	"github.com/lightstep/go-expohisto/structure"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/expohist"
 )
 
 // copyExpoHistogram writes an aggregated histogram into a data point. The
@@ -11,7 +12,7 @@ import (
 // buckets (scale > 8 → 8), so the data point stays valid for them. Scale
 // never drops below -4 (their floor): 160 buckets at scale -4 span more than
 // the whole float64 range.
-func copyExpoHistogram(h *structure.Histogram[float64], dp pmetric.ExponentialHistogramDataPoint) {
+func copyExpoHistogram(h *expohist.Histogram, dp pmetric.ExponentialHistogramDataPoint) {
 	dp.SetCount(h.Count())
 	dp.SetSum(h.Sum())
 	if h.Count() > 0 {
@@ -20,14 +21,9 @@ func copyExpoHistogram(h *structure.Histogram[float64], dp pmetric.ExponentialHi
 	}
 	dp.SetZeroCount(h.ZeroCount())
 	dp.SetScale(h.Scale())
-	in := h.Positive()
 	out := dp.Positive()
-	out.SetOffset(in.Offset())
-	counts := out.BucketCounts()
-	counts.EnsureCapacity(int(in.Len()))
-	for i := uint32(0); i < in.Len(); i++ {
-		counts.Append(in.At(i))
-	}
+	out.SetOffset(h.Offset())
+	out.BucketCounts().Append(h.BucketCounts()...)
 	// Values are never negative (records with negative times are rejected),
 	// so the negative range stays empty.
 }

@@ -1,0 +1,148 @@
+package expohist
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/lightstep/go-expohisto/structure"
+)
+
+// reference feeds the same values to go-expohisto, whose output the exported
+// histograms must reproduce bucket for bucket.
+func reference(maxSize int32, values []float64) *structure.Histogram[float64] {
+	var h structure.Histogram[float64]
+	h.Init(structure.NewConfig(structure.WithMaxSize(maxSize)))
+	for _, v := range values {
+		h.Update(v)
+	}
+	return &h
+}
+
+func requireSame(t *testing.T, name string, got *Histogram, want *structure.Histogram[float64]) {
+	t.Helper()
+	wantCounts := make([]uint64, want.Positive().Len())
+	for i := range wantCounts {
+		wantCounts[i] = want.Positive().At(uint32(i))
+	}
+	// go-expohisto may keep leading or trailing empty buckets after merging; compare the occupied run.
+	trim := func(off int32, c []uint64) (int32, []uint64) {
+		for len(c) > 0 && c[0] == 0 {
+			c, off = c[1:], off+1
+		}
+		for len(c) > 0 && c[len(c)-1] == 0 {
+			c = c[:len(c)-1]
+		}
+		return off, c
+	}
+	gotOff, gotC := trim(got.Offset(), got.BucketCounts())
+	wantOff, wantC := trim(want.Positive().Offset(), wantCounts)
+	if got.Scale() != want.Scale() || gotOff != wantOff || !slices.Equal(gotC, wantC) ||
+		got.Count() != want.Count() || got.ZeroCount() != want.ZeroCount() ||
+		got.Min() != want.Min() || got.Max() != want.Max() ||
+		math.Abs(got.Sum()-want.Sum()) > 1e-9*math.Abs(want.Sum()) {
+		t.Fatalf("%s: got scale %d offset %d counts %v (n=%d zero=%d min=%v max=%v sum=%v)\nwant scale %d offset %d counts %v (n=%d zero=%d min=%v max=%v sum=%v)",
+			name, got.Scale(), gotOff, gotC, got.Count(), got.ZeroCount(), got.Min(), got.Max(), got.Sum(),
+			want.Scale(), wantOff, wantC, want.Count(), want.ZeroCount(), want.Min(), want.Max(), want.Sum())
+	}
+}
+
+func TestSameBucketsAsGoExpohisto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := map[string]func() float64{
+		"lognormal ttft": func() float64 { return 0.8 * math.Exp(0.6*rng.NormFloat64()) },
+		"wide range":     func() float64 { return math.Exp2(rng.Float64()*40 - 20) },
+		"narrow range":   func() float64 { return 1 + rng.Float64()*1e-4 },
+		"powers of two":  func() float64 { return math.Exp2(float64(rng.IntN(40) - 20)) },
+		"with zeros": func() float64 {
+			if rng.IntN(10) == 0 {
+				return 0
+			}
+			return rng.ExpFloat64()
+		},
+		"millisecond grid": func() float64 { return float64(rng.IntN(60000)) / 1000 },
+	}
+	for name, g := range gen {
+		for _, maxSize := range []int32{2, 4, 20, 160} {
+			for _, n := range []int{1, 2, 10, 1000, 20000} {
+				values := make([]float64, n)
+				for i := range values {
+					values[i] = g()
+				}
+				var h Histogram
+				h.Init(maxSize)
+				for _, v := range values {
+					h.Update(v)
+				}
+				requireSame(t, name, &h, reference(maxSize, values))
+			}
+		}
+	}
+}
+
+func TestIncreasingAndDecreasingOrder(t *testing.T) {
+	// Growing the run downwards shifts the buckets; upwards appends.
+	for _, order := range []string{"up", "down"} {
+		values := make([]float64, 5000)
+		for i := range values {
+			values[i] = 0.001 * math.Pow(1.003, float64(i))
+		}
+		if order == "down" {
+			slices.Reverse(values)
+		}
+		var h Histogram
+		h.Init(160)
+		for _, v := range values {
+			h.Update(v)
+		}
+		requireSame(t, order, &h, reference(160, values))
+	}
+}
+
+func TestClearStartsOverAtMaxScale(t *testing.T) {
+	var h Histogram
+	h.Init(160)
+	for i := 1; i < 1000; i++ {
+		h.Update(float64(i))
+	}
+	h.Clear()
+	if h.Count() != 0 || len(h.BucketCounts()) != 0 || h.Scale() != MaxScale {
+		t.Fatalf("not empty after Clear: n=%d buckets=%d scale=%d", h.Count(), len(h.BucketCounts()), h.Scale())
+	}
+	h.Update(0.25)
+	requireSame(t, "after clear", &h, reference(160, []float64{0.25}))
+}
+
+func TestIgnoresValuesThatAreNotTimes(t *testing.T) {
+	var h Histogram
+	h.Init(160)
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), -1} {
+		h.Update(v)
+	}
+	if h.Count() != 0 {
+		t.Fatalf("count %d after invalid values", h.Count())
+	}
+}
+
+func BenchmarkUpdate(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	values := make([]float64, 4096)
+	for i := range values {
+		values[i] = 0.8 * math.Exp(0.6*rng.NormFloat64())
+	}
+	b.Run("expohist", func(b *testing.B) {
+		var h Histogram
+		h.Init(160)
+		for i := 0; b.Loop(); i++ {
+			h.Update(values[i&4095])
+		}
+	})
+	b.Run("go-expohisto", func(b *testing.B) {
+		var h structure.Histogram[float64]
+		h.Init(structure.NewConfig(structure.WithMaxSize(160)))
+		for i := 0; b.Loop(); i++ {
+			h.Update(values[i&4095])
+		}
+	})
+}
