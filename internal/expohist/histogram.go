@@ -209,8 +209,14 @@ func (h *Histogram) Max() float64 { return h.max }
 // ZeroCount is the number of zero values.
 func (h *Histogram) ZeroCount() uint64 { return h.zero }
 
-// Scale is the current scale.
-func (h *Histogram) Scale() int32 { return h.scale }
+// Scale is the current scale; 0 when no positive value was seen (as
+// go-expohisto reports it: without buckets the scale means nothing).
+func (h *Histogram) Scale() int32 {
+	if h.count == h.zero {
+		return 0
+	}
+	return h.scale
+}
 
 // Offset is the index of the first positive bucket.
 func (h *Histogram) Offset() int32 { return h.start }

@@ -1,6 +1,7 @@
 package expohist
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -107,7 +108,7 @@ func TestClearStartsOverAtMaxScale(t *testing.T) {
 		h.Update(float64(i))
 	}
 	h.Clear()
-	if h.Count() != 0 || len(h.BucketCounts()) != 0 || h.Scale() != MaxScale {
+	if h.Count() != 0 || len(h.BucketCounts()) != 0 || h.scale != MaxScale {
 		t.Fatalf("not empty after Clear: n=%d buckets=%d scale=%d", h.Count(), len(h.BucketCounts()), h.Scale())
 	}
 	h.Update(0.25)
@@ -144,5 +145,39 @@ func BenchmarkUpdate(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			h.Update(values[i&4095])
 		}
+	})
+}
+
+// FuzzSameBucketsAsGoExpohisto reads the input as float64 values (8 bytes
+// each) and checks the histogram against go-expohisto on them.
+func FuzzSameBucketsAsGoExpohisto(f *testing.F) {
+	f.Add(uint8(160), []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40})
+	f.Add(uint8(2), []byte{0x9a, 0x99, 0x99, 0x99, 0x99, 0x99, 0xb9, 0x3f, 0, 0, 0, 0, 0, 0x40, 0x8f, 0x40})
+	f.Fuzz(func(t *testing.T, size uint8, raw []byte) {
+		maxSize := int32(size%159) + 2
+		var values []float64
+		for len(raw) >= 8 {
+			v := math.Float64frombits(binary.LittleEndian.Uint64(raw))
+			raw = raw[8:]
+			// Times only: the connector never feeds negatives, NaN, Inf or
+			// subnormals (below go-expohisto's normal range).
+			if !(v >= 0) || math.IsInf(v, 0) || (v != 0 && v < 0x1p-1022) || v >= 0x1p1000 {
+				continue
+			}
+			// go-expohisto rounds a logarithm: within a rounding error of a
+			// bucket edge it may pick the upper bucket where the exact rule
+			// picks the lower one (both valid). Compare away from the edges
+			// (every edge at scale ≤ 7 is an edge at scale 7).
+			if x := math.Log2(v) * 128; v != 0 && math.Abs(x-math.Round(x)) < 1e-6 {
+				continue
+			}
+			values = append(values, v)
+		}
+		var h Histogram
+		h.Init(maxSize)
+		for _, v := range values {
+			h.Update(v)
+		}
+		requireSame(t, "fuzz", &h, reference(maxSize, values))
 	})
 }
