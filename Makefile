@@ -27,6 +27,7 @@ run: build
 ## test: lint, unit tests with -race, and the end-to-end tests against the built binary and a real Prometheus
 test: lint build prometheus
 	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
