@@ -93,7 +93,7 @@ func (c *Config) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	if err := c.Derive.Validate(); err != nil {
+	if err := c.Derive.Check(); err != nil {
 		errs = append(errs, err)
 	}
 

@@ -46,8 +46,11 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate names the offending key and how to fix it.
-func (c *Config) Validate() error {
+// Check names the offending key and how to fix it. It is not called
+// Validate on purpose: the collector validates nested blocks by that name
+// too, and every component checks its derive block itself, so an error
+// would be reported twice.
+func (c *Config) Check() error {
 	var errs []error
 	if err := band.Validate(c.PromptBands); err != nil {
 		errs = append(errs, fmt.Errorf("derive::%w", err))

@@ -110,7 +110,7 @@ type Deriver struct {
 
 // New validates cfg and builds a Deriver.
 func New(cfg Config) (*Deriver, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	b, err := band.New(cfg.PromptBands)

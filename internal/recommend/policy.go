@@ -73,8 +73,10 @@ func (p *Policy) Accepts(measuredAt string) bool {
 	return slices.Contains(p.MeasuredAt, measuredAt)
 }
 
-// Validate checks one policy; errors name the key and say how to fix it.
-func (p *Policy) Validate() error {
+// Check checks one policy; errors name the key and say how to fix it
+// (ValidatePolicies prefixes the index). Not named Validate: the collector
+// would call it again for every list element and report each error twice.
+func (p *Policy) Check() error {
 	var errs []error
 	if p.Name == "" {
 		errs = append(errs, errors.New("name: must not be empty; it labels ttft.policy"))
@@ -114,7 +116,7 @@ func ValidatePolicies(ps []Policy) error {
 	var errs []error
 	seen := map[string]int{}
 	for i := range ps {
-		if err := ps[i].Validate(); err != nil {
+		if err := ps[i].Check(); err != nil {
 			for _, e := range unjoin(err) {
 				errs = append(errs, fmt.Errorf("policies[%d]::%w", i, e))
 			}

@@ -70,7 +70,7 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
-			if p.Validate() == nil {
+			if p.Check() == nil {
 				t.Error("Policy.Validate accepted it")
 			}
 		})
@@ -85,7 +85,7 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 	})
 	t.Run("a valid custom policy passes", func(t *testing.T) {
 		p := Policy{Name: "chunk_cutoff", Signal: SignalTimeToFirstChunk, Quantile: 0.99, Headroom: 1, Max: time.Minute, MeasuredAt: []string{"first_chunk"}}
-		if err := p.Validate(); err != nil {
+		if err := p.Check(); err != nil {
 			t.Error(err)
 		}
 	})

@@ -34,11 +34,14 @@ func createDefaultConfig() *Config {
 	}
 }
 
-// Validate checks the processor's own keys; the derive block is validated
-// by its own Validate, which the collector calls for nested blocks.
+// Validate checks every key; each error names the key and the fix.
 func (c *Config) Validate() error {
-	if c.SkippedLogInterval < 0 {
-		return errors.New("skipped_log_interval must be >= 0, e.g. 1m (0 logs every batch)")
+	var errs []error
+	if err := c.Derive.Check(); err != nil {
+		errs = append(errs, err)
 	}
-	return nil
+	if c.SkippedLogInterval < 0 {
+		errs = append(errs, errors.New("skipped_log_interval must be >= 0, e.g. 1m (0 logs every batch)"))
+	}
+	return errors.Join(errs...)
 }

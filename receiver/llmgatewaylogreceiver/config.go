@@ -143,7 +143,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := c.Derive.Validate(); err != nil {
+	if err := c.Derive.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
