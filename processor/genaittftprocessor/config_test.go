@@ -2,6 +2,7 @@ package genaittftprocessor
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,8 +53,8 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(tt.id.String())
 			require.NoError(t, err)
 			require.NoError(t, sub.Unmarshal(cfg))
-			// confmap.Validate is what the collector runs: it validates nested
-			// blocks (derive) as well as the processor's own keys.
+			// confmap.Validate is what the collector runs; the processor's
+			// Validate checks its derive block itself.
 			err = confmap.Validate(cfg)
 			if len(tt.wantErr) > 0 {
 				require.Error(t, err)
@@ -66,4 +67,12 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, tt.want, cfg)
 		})
 	}
+}
+
+func TestDeriveErrorsAreReportedOnce(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.Derive.PromptBands = []int64{16000, 2000}
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	require.Equal(t, 1, strings.Count(err.Error(), "prompt_bands"), err.Error())
 }
