@@ -38,9 +38,19 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
-				attrs := lr.Attributes()
-				if record.Stamped(attrs) {
-					if reread(attrs, sc, &st) && visit != nil {
+				switch record.Inspect(lr.Attributes(), &sc.rec) {
+				case record.StateInvalid:
+					st.Skipped[ReasonInvalidRecord]++
+					continue
+				case record.StateNested:
+					// Only spans are folded; a marker here is foreign: skip it
+					// like a nested span rather than count a call twice.
+					st.Nested++
+					continue
+				case record.StateStamped:
+					st.Reread++
+					st.Records++
+					if visit != nil {
 						visit(res, lr, &sc.rec)
 					}
 					continue

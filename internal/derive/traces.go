@@ -117,18 +117,6 @@ func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
 	return -1
 }
 
-// reread reads a record that the processor or receiver already stamped;
-// false means it is unusable (counted) and must be skipped, not re-derived.
-func reread(attrs pcommon.Map, sc *scratch, st *Stats) bool {
-	if !record.ReadInto(attrs, &sc.rec) {
-		st.Skipped[ReasonInvalidRecord]++
-		return false
-	}
-	st.Reread++
-	st.Records++
-	return true
-}
-
 // TracesWith is Traces with a visitor for nested spans too.
 func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	var st Stats
@@ -147,13 +135,17 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++
-				attrs := span.Attributes()
-				if record.Nested(attrs) {
+				switch record.Inspect(span.Attributes(), &sc.rec) {
+				case record.StateNested:
 					st.Nested++
 					continue
-				}
-				if record.Stamped(attrs) {
-					if reread(attrs, sc, &st) && v.Record != nil {
+				case record.StateInvalid:
+					st.Skipped[ReasonInvalidRecord]++
+					continue
+				case record.StateStamped:
+					st.Reread++
+					st.Records++
+					if v.Record != nil {
 						v.Record(res, span, &sc.rec)
 					}
 					continue

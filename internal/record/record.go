@@ -199,11 +199,30 @@ func Read(attrs pcommon.Map) (r Record, ok bool) {
 }
 
 // ReadInto is Read into caller-owned storage (so hot paths reuse one Record).
-// It makes a single pass over attrs: a span carries dozens of attributes and
-// one lookup per key would scan them all again for each of the ~20 keys.
 func ReadInto(attrs pcommon.Map, r *Record) bool {
+	return Inspect(attrs, r) == StateStamped
+}
+
+// State is what Inspect found on a span or log record.
+type State uint8
+
+const (
+	// StateNone: no request record (r holds whatever ttft.* keys were there).
+	StateNone State = iota
+	// StateStamped: a usable record, now in r.
+	StateStamped
+	// StateInvalid: a record whose values are unusable; skip it.
+	StateInvalid
+	// StateNested: a span folded into an enclosing span's record; skip it.
+	StateNested
+)
+
+// Inspect reads attrs in one pass and says whether they carry a record, an
+// unusable one, a nested marker, or nothing. A span carries dozens of
+// attributes: one lookup per record key would scan them all ~20 times.
+func Inspect(attrs pcommon.Map, r *Record) State {
 	*r = Record{Attempts: 1}
-	valid, hasOutcome := true, false
+	valid, hasOutcome, nested := true, false, false
 	for k, v := range attrs.All() {
 		if len(k) < 6 || k[:5] != "ttft." {
 			// Producers' keys are most of a span's attributes: one compare each.
@@ -216,11 +235,15 @@ func ReadInto(attrs pcommon.Map, r *Record) bool {
 			continue
 		}
 		switch k {
+		case KeyNestedIn:
+			nested = true
 		case KeyOutcome:
+			hasOutcome = true
 			if v.Type() != pcommon.ValueTypeStr || !ValidOutcome(v.Str()) {
-				return false
+				valid = false
+				continue
 			}
-			r.Outcome, hasOutcome = v.Str(), true
+			r.Outcome = v.Str()
 		case KeyTimeToFirstContent:
 			valid = readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) && valid
 		case KeyTimeToFirstChunk:
@@ -267,7 +290,15 @@ func ReadInto(attrs pcommon.Map, r *Record) bool {
 			r.Source = strValue(v)
 		}
 	}
-	return hasOutcome && valid
+	switch {
+	case nested:
+		return StateNested
+	case !hasOutcome:
+		return StateNone
+	case !valid:
+		return StateInvalid
+	}
+	return StateStamped
 }
 
 func readTime(v pcommon.Value, dst *float64, has *bool) bool {

@@ -119,3 +119,47 @@ func BenchmarkReadInto(b *testing.B) {
 		ReadInto(attrs, &out)
 	}
 }
+
+func TestInspectTellsTheFourStatesApart(t *testing.T) {
+	stamped := func() pcommon.Map {
+		m := pcommon.NewMap()
+		m.PutStr("gen_ai.operation.name", "chat")
+		r := fullRecord()
+		r.Write(m)
+		return m
+	}
+	cases := []struct {
+		name  string
+		attrs func() pcommon.Map
+		want  State
+	}{
+		{"producer attributes only", func() pcommon.Map {
+			m := pcommon.NewMap()
+			m.PutStr("gen_ai.operation.name", "chat")
+			m.PutStr(KeyRoute, "support") // a route set by the app is not a record
+			return m
+		}, StateNone},
+		{"stamped record", stamped, StateStamped},
+		{"stamped record with a broken value", func() pcommon.Map {
+			m := stamped()
+			m.PutDouble(KeyDuration, -1)
+			return m
+		}, StateInvalid},
+		{"outcome of the wrong type", func() pcommon.Map {
+			m := stamped()
+			m.PutInt(KeyOutcome, 3)
+			return m
+		}, StateInvalid},
+		{"nested span, even with a record on it", func() pcommon.Map {
+			m := stamped()
+			m.PutStr(KeyNestedIn, "0102030405060708")
+			return m
+		}, StateNested},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var r Record
+			assert.Equal(t, tc.want, Inspect(tc.attrs(), &r))
+		})
+	}
+}
