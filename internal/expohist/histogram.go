@@ -10,6 +10,8 @@ import (
 
 	"github.com/lightstep/go-expohisto/mapping"
 	"github.com/lightstep/go-expohisto/mapping/logarithm"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
 )
 
 const (
@@ -17,34 +19,13 @@ const (
 	MaxScale int32 = 20
 	// MinScale is the lowest scale downscaling reaches.
 	MinScale int32 = -10
-	// tableScale is the finest scale indexed without a logarithm.
-	tableScale = 7
-	sliceBits  = 10
 )
 
-var (
-	// bound[j] = 2^(j/128): bucket edges within an octave at tableScale.
-	bound [1<<tableScale + 1]float64
-	// slice[t] is ⌈128·log2 m⌉ at m = 1+t/1024; a slice is narrower than a
-	// bucket, so one comparison with the next edge finishes the index.
-	slice [1 << sliceBits]uint8
-	// fine holds go-expohisto's own mappings for scales above tableScale.
-	fine [MaxScale + 1]mapping.Mapping
-)
+// fine holds go-expohisto's own mappings for scales finer than logindex's.
+var fine [MaxScale + 1]mapping.Mapping
 
 func init() {
-	for j := range bound {
-		bound[j] = math.Exp2(float64(j) / (1 << tableScale))
-	}
-	for t := range slice {
-		m := 1 + float64(t)/(1<<sliceBits)
-		j := 0
-		for m > bound[j] {
-			j++
-		}
-		slice[t] = uint8(j)
-	}
-	for s := int32(tableScale + 1); s <= MaxScale; s++ {
+	for s := int32(logindex.Scale + 1); s <= MaxScale; s++ {
 		m, err := logarithm.NewMapping(s)
 		if err != nil {
 			panic(err)
@@ -107,23 +88,17 @@ func (h *Histogram) Update(v float64) {
 
 // index is the bucket of v > 0 at scale s: ⌈log2(v)·2^s⌉ − 1.
 func index(v float64, s int32) int32 {
-	if s > tableScale {
+	if s > logindex.Scale {
 		return fine[s].MapToIndex(v)
 	}
-	bits := math.Float64bits(v)
-	exp := int32(bits>>52&0x7ff) - 1023
-	if exp == -1023 { // subnormal: below any TTFT; let the library place it
-		m, _ := logarithm.NewMapping(tableScale)
-		return m.MapToIndex(v) >> (tableScale - s)
+	k, ok := logindex.Ceil(v) // ⌈128·log2 v⌉
+	if !ok {
+		// Subnormal: below any TTFT; let the library place it.
+		m, _ := logarithm.NewMapping(logindex.Scale)
+		return m.MapToIndex(v) >> (logindex.Scale - s)
 	}
-	mbits := bits&(1<<52-1) | 1023<<52
-	j := int32(slice[mbits>>(52-sliceBits)&(1<<sliceBits-1)])
-	if math.Float64frombits(mbits) > bound[j] {
-		j++
-	}
-	k := exp<<tableScale + j // ⌈128·log2 v⌉
-	sh := tableScale - s
-	return (k+(1<<sh)-1)>>sh - 1
+	sh := logindex.Scale - s
+	return int32((k+(1<<sh)-1)>>sh - 1)
 }
 
 // increment adds one to bucket i when it fits within maxSize buckets.

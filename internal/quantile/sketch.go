@@ -16,11 +16,13 @@ package quantile // import "github.com/otelcol-ttft/otelcol-ttft/internal/quanti
 import (
 	"math"
 	"unsafe"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
 )
 
 const (
 	// BucketsPerOctave sets the resolution: γ = 2^(1/BucketsPerOctave).
-	BucketsPerOctave = 128
+	BucketsPerOctave = logindex.PerOctave // 128: index uses logindex.Ceil
 	// MaxBuckets caps the dense run: 32 octaves, e.g. 1 µs to over an hour at full resolution.
 	MaxBuckets = 4096
 	// MinValue is the smallest value given its own bucket; smaller ones count as zero.
@@ -51,48 +53,12 @@ func NewSketch() *Sketch {
 	return s
 }
 
-// index is ⌈BucketsPerOctave·log2 v⌉ without a logarithm (it runs for every
-// observation): the exponent gives the octave, and the top mantissa bits pick
-// a slice of the octave narrower than one bucket, so one comparison with the
-// next bucket boundary settles the rest.
+// index is ⌈BucketsPerOctave·log2 v⌉, without a logarithm on the usual path.
 func index(v float64) int {
-	bits := math.Float64bits(v)
-	exp := int(bits>>52&0x7ff) - 1023
-	if exp == -1023 || exp == 1024 {
-		return int(math.Ceil(math.Log2(v) * BucketsPerOctave)) // subnormal, Inf, NaN
+	if k, ok := logindex.Ceil(v); ok {
+		return k
 	}
-	mbits := bits&(1<<52-1) | 1023<<52
-	j := int(sliceIndex[mbits>>(52-sliceBits)&(1<<sliceBits-1)])
-	if math.Float64frombits(mbits) > bucketBound[j] {
-		j++
-	}
-	return exp*BucketsPerOctave + j
-}
-
-// sliceBits mantissa bits split an octave into slices of log2-width at most
-// log2(1+2^-10) ≈ 0.0014, below a bucket's 1/128, so a slice straddles at
-// most one bucket boundary.
-const sliceBits = 10
-
-var (
-	// sliceIndex[t] is ⌈BucketsPerOctave·log2 m⌉ at the low end m = 1+t/2^sliceBits.
-	sliceIndex [1 << sliceBits]uint8
-	// bucketBound[j] = 2^(j/BucketsPerOctave): the upper edge of bucket j within an octave.
-	bucketBound [BucketsPerOctave + 1]float64
-)
-
-func init() {
-	for j := range bucketBound {
-		bucketBound[j] = math.Exp2(float64(j) / BucketsPerOctave)
-	}
-	for t := range sliceIndex {
-		m := 1 + float64(t)/(1<<sliceBits)
-		j := 0
-		for m > bucketBound[j] {
-			j++
-		}
-		sliceIndex[t] = uint8(j)
-	}
+	return int(math.Ceil(math.Log2(v) * BucketsPerOctave))
 }
 
 // bucketValue is the value reported for bucket i.

@@ -310,34 +310,3 @@ func TestBucketBoundaries(t *testing.T) {
 		t.Errorf("relative accuracy %s%%, want 0.2708%%", s)
 	}
 }
-
-func TestIndexMatchesTheLogarithm(t *testing.T) {
-	// The table index must agree with ⌈128·log2 v⌉ everywhere but within a
-	// rounding error of a bucket boundary, where either neighbour is right.
-	rng := rand.New(rand.NewPCG(7, 11))
-	for i := 0; i < 2_000_000; i++ {
-		v := math.Exp2(rng.Float64()*60 - 30)
-		want := math.Log2(v) * BucketsPerOctave
-		got := index(v)
-		if float64(got) != math.Ceil(want) && math.Abs(float64(got)-want) > 1e-9 && math.Abs(float64(got)-1-want) > 1e-9 {
-			t.Fatalf("index(%v) = %d, want %v", v, got, math.Ceil(want))
-		}
-	}
-	for _, v := range []float64{1, 2, 0.5, 1e-9, 3600, math.Exp2(1.0 / 128)} {
-		if want := int(math.Ceil(math.Log2(v) * BucketsPerOctave)); index(v) != want {
-			t.Errorf("index(%v) = %d, want %d", v, index(v), want)
-		}
-	}
-}
-
-func BenchmarkIndex(b *testing.B) {
-	vs := make([]float64, 1024)
-	for i := range vs {
-		vs[i] = 0.05 + float64(i)*0.037
-	}
-	sum := 0
-	for i := 0; b.Loop(); i++ {
-		sum += index(vs[i&1023])
-	}
-	_ = sum
-}
