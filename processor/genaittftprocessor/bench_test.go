@@ -21,7 +21,8 @@ const (
 )
 
 // benchTraces is 1,000 GenAI spans, each with 30 ttft.chunk events and the
-// attributes a typical instrumentation writes.
+// attributes a typical instrumentation writes. Each has a parent outside the
+// batch, as LLM calls made while serving a request do.
 func benchTraces() ptrace.Traces {
 	td := ptrace.NewTraces()
 	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
@@ -34,6 +35,8 @@ func benchTraces() ptrace.Traces {
 		span.SetKind(ptrace.SpanKindClient)
 		span.SetTraceID(pcommon.TraceID{byte(i), byte(i >> 8), 1})
 		span.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 2})
+		// Called from a request handler whose span is exported elsewhere.
+		span.SetParentSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 3})
 		s := start.Add(time.Duration(i) * time.Millisecond)
 		span.SetStartTimestamp(pcommon.NewTimestampFromTime(s))
 		span.SetEndTimestamp(pcommon.NewTimestampFromTime(s.Add(2 * time.Second)))
