@@ -7,6 +7,7 @@ package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -106,6 +107,7 @@ type Deriver struct {
 	producers []producer
 	chunkName string
 	pool      sync.Pool
+	spare     atomic.Pointer[scratch]
 }
 
 // New validates cfg and builds a Deriver.

@@ -533,6 +533,41 @@ func TestManySpansUseTheIndex(t *testing.T) {
 	}
 }
 
+// Span ids are unique within a trace, not across traces: the index keyed by
+// span id must still fold each inner span into the outer span of its own trace.
+func TestSpanIDsSharedAcrossTraces(t *testing.T) {
+	var specs []spanSpec
+	for trace := 0; trace < 2; trace++ {
+		for i := 0; i < 20; i += 2 {
+			ttft := 10 * (trace + 1) // trace 0: 10 ms, trace 1: 20 ms
+			specs = append(specs,
+				spanSpec{name: "outer", id: byte(i + 1), dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat"}},
+				spanSpec{name: "inner", id: byte(i + 2), parent: byte(i + 1), dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": ttft}})
+		}
+	}
+	td := traces(t, specs...)
+	sss := td.ResourceSpans().At(0).ScopeSpans()
+	for i := sss.Len() / 2; i < sss.Len(); i++ {
+		sss.At(i).Spans().At(0).SetTraceID(pcommon.TraceID{8})
+	}
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	got := map[pcommon.TraceID][]float64{}
+	st := d.Traces(td, func(_ pcommon.Resource, s ptrace.Span, rec *record.Record) {
+		assert.Equal(t, "outer", s.Name())
+		got[s.TraceID()] = append(got[s.TraceID()], rec.TimeToFirstChunk)
+	})
+	assert.Equal(t, int64(20), st.Nested)
+	require.Len(t, got[pcommon.TraceID{7}], 10)
+	require.Len(t, got[pcommon.TraceID{8}], 10)
+	for _, v := range got[pcommon.TraceID{7}] {
+		assert.InDelta(t, 0.010, v, 1e-9)
+	}
+	for _, v := range got[pcommon.TraceID{8}] {
+		assert.InDelta(t, 0.020, v, 1e-9)
+	}
+}
+
 func TestLogs(t *testing.T) {
 	d, err := New(DefaultConfig())
 	require.NoError(t, err)

@@ -56,23 +56,23 @@ type foldState struct {
 	outcome                         string
 }
 
-type spanKey struct {
-	trace pcommon.TraceID
-	span  pcommon.SpanID
-}
-
-// scratch is per-call working memory, pooled so a batch allocates nothing
-// once warm.
+// scratch is per-call working memory, reused so a batch allocates nothing
+// once warm. The Deriver keeps one spare across garbage collections (a
+// sync.Pool alone is emptied by each one, and the next batch would grow a
+// new scratch); concurrent calls take more from the pool.
 type scratch struct {
 	entries []entry
-	index   map[spanKey]int32
-	rec     record.Record // handed to visitors; reused so it never escapes per span
-	used    int           // high-water mark of entries this call, cleared on release
+	index   map[pcommon.SpanID]int32 // by span id alone: hashing 8 bytes, not 24
+	rec     record.Record            // handed to visitors; reused so it never escapes per span
+	used    int                      // high-water mark of entries this call, cleared on release
 }
 
-// acquire takes working memory from the pool.
+// acquire takes the spare working memory, else one from the pool.
 func (d *Deriver) acquire() *scratch {
-	sc := d.pool.Get().(*scratch)
+	sc := d.spare.Swap(nil)
+	if sc == nil {
+		sc = d.pool.Get().(*scratch)
+	}
 	sc.entries, sc.used = sc.entries[:0], 0
 	return sc
 }
@@ -83,8 +83,16 @@ func (d *Deriver) release(sc *scratch) {
 	clear(sc.entries[:sc.used])
 	sc.entries, sc.used = sc.entries[:0], 0
 	sc.rec = record.Record{}
+	if cap(sc.entries) <= spareLimit && d.spare.CompareAndSwap(nil, sc) {
+		return
+	}
 	d.pool.Put(sc)
 }
+
+// spareLimit bounds the working memory a Deriver keeps across garbage
+// collections (~800 bytes an entry). Larger scratches go back to the
+// sync.Pool, which the collector empties.
+const spareLimit = 8192
 
 // linearLimit: below this many GenAI spans, a linear parent search beats
 // building the index.
@@ -103,16 +111,20 @@ func (sc *scratch) next() *entry {
 }
 
 func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
-	if len(sc.entries) < linearLimit {
-		for i := range sc.entries {
-			if sc.entries[i].id == id && sc.entries[i].trace == trace {
-				return int32(i)
-			}
+	if len(sc.entries) >= linearLimit {
+		i, ok := sc.index[id]
+		if !ok {
+			return -1
 		}
-		return -1
+		if sc.entries[i].trace == trace {
+			return i
+		}
+		// Another trace's span has the same id and took the index slot.
 	}
-	if i, ok := sc.index[spanKey{trace, id}]; ok {
-		return i
+	for i := range sc.entries {
+		if sc.entries[i].id == id && sc.entries[i].trace == trace {
+			return int32(i)
+		}
 	}
 	return -1
 }
@@ -240,18 +252,26 @@ func (d *Deriver) checkTimings(e *evidence) {
 // link finds, for each GenAI span, the outermost GenAI ancestor in the batch.
 func (d *Deriver) link(sc *scratch) {
 	n := len(sc.entries)
+	orphans := true
+	for i := range sc.entries {
+		e := &sc.entries[i]
+		e.parentIdx, e.root = -1, int32(i)
+		orphans = orphans && e.parent.IsEmpty()
+	}
+	if orphans {
+		return // no span has a parent: each is its own root, no index needed
+	}
 	if n >= linearLimit {
 		if sc.index == nil {
-			sc.index = make(map[spanKey]int32, n)
+			sc.index = make(map[pcommon.SpanID]int32, n)
 		}
 		clear(sc.index)
 		for i := range sc.entries {
-			sc.index[spanKey{sc.entries[i].trace, sc.entries[i].id}] = int32(i)
+			sc.index[sc.entries[i].id] = int32(i)
 		}
 	}
 	for i := range sc.entries {
 		e := &sc.entries[i]
-		e.parentIdx = -1
 		if !e.parent.IsEmpty() {
 			if p := sc.find(e.trace, e.parent); p >= 0 && p != int32(i) {
 				e.parentIdx = p
