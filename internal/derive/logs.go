@@ -50,6 +50,7 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				case record.StateStamped:
 					st.Reread++
 					st.Records++
+					sc.rec.Reread = true
 					if visit != nil {
 						visit(res, lr, &sc.rec)
 					}

@@ -490,7 +490,11 @@ func TestStampedSpansAreReadNotRederived(t *testing.T) {
 	require.Len(t, recs, 1)
 	assert.Equal(t, record.OutcomeError, recs[0].Outcome)
 	assert.InDelta(t, 0.5, recs[0].TimeToFirstContent, 1e-9)
+	assert.True(t, recs[0].Reread)
 	assert.Equal(t, int64(1), st.Reread)
+
+	derived := deriveOne(t, spanSpec{name: "chat", dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 100}})
+	assert.False(t, derived.Reread)
 }
 
 func TestNestedMarkedSpansAreSkipped(t *testing.T) {

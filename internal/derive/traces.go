@@ -157,6 +157,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				case record.StateStamped:
 					st.Reread++
 					st.Records++
+					sc.rec.Reread = true
 					if v.Record != nil {
 						v.Record(res, span, &sc.rec)
 					}

@@ -116,6 +116,11 @@ type Record struct {
 	Model      string
 	// Source names the evidence the TTFT came from (attribute or event name).
 	Source string
+
+	// Reread is set by the derivation when the record was read back from
+	// ttft.* attributes already on the span or log record (stamped
+	// upstream), not derived from it. It is never written.
+	Reread bool
 }
 
 // TTFT returns the best time to first token the record offers: first content

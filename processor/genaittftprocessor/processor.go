@@ -71,11 +71,10 @@ func (p *ttftProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Log
 }
 
 func (p *ttftProcessor) stampSpan(_ pcommon.Resource, span ptrace.Span, rec *record.Record) {
-	attrs := span.Attributes()
-	if record.Stamped(attrs) {
+	if rec.Reread {
 		return // derived upstream; keep it as it is
 	}
-	rec.Write(attrs)
+	rec.Write(span.Attributes())
 }
 
 func (p *ttftProcessor) markNested(_ pcommon.Resource, span ptrace.Span, outer pcommon.SpanID) {
@@ -83,11 +82,10 @@ func (p *ttftProcessor) markNested(_ pcommon.Resource, span ptrace.Span, outer p
 }
 
 func (p *ttftProcessor) stampLog(_ pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
-	attrs := lr.Attributes()
-	if record.Stamped(attrs) {
+	if rec.Reread {
 		return
 	}
-	rec.Write(attrs)
+	rec.Write(lr.Attributes())
 }
 
 // dropChunkEvents removes the per-chunk events of a span already derived.

@@ -257,3 +257,37 @@ func TestLogs(t *testing.T) {
 }
 
 func attributeKey(k string) attribute.Key { return attribute.Key(k) }
+
+// A record stamped upstream (another collector, or an app that writes
+// ttft.* itself) is kept exactly as it came: not re-derived from the span's
+// own evidence, not completed with keys it did not carry.
+func TestUpstreamRecordKept(t *testing.T) {
+	upstream := func(attrs pcommon.Map) {
+		attrs.PutStr("gen_ai.operation.name", "chat")
+		attrs.PutInt("ttft_ms", 100) // would derive a first-chunk TTFT of 0.1 s
+		attrs.PutStr(record.KeyOutcome, record.OutcomeError)
+		attrs.PutDouble(record.KeyTimeToFirstContent, 0.5)
+		attrs.PutStr(record.KeyMeasuredAt, record.MeasuredAtFirstContent)
+	}
+
+	td := ptrace.NewTraces()
+	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_800_000_000, 0)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_800_000_001, 0)))
+	upstream(span.Attributes())
+	want := span.Attributes().AsRaw()
+	tp, tsink := newTraces(t, createDefaultConfig(), nil)
+	require.NoError(t, tp.ConsumeTraces(context.Background(), td))
+	got := tsink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	assert.Equal(t, want, got.Attributes().AsRaw())
+
+	ld := plog.NewLogs()
+	upstream(ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Attributes())
+	lsink := new(consumertest.LogsSink)
+	lp, err := NewFactory().CreateLogs(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), lsink)
+	require.NoError(t, err)
+	require.NoError(t, lp.ConsumeLogs(context.Background(), ld))
+	lr := lsink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	assert.Equal(t, want, lr.Attributes().AsRaw())
+	require.NoError(t, lp.Shutdown(context.Background()))
+}
