@@ -81,33 +81,84 @@ func runBench(b *testing.B, fn func(ptrace.Traces)) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSpans, "ns/span")
 }
 
-// BenchmarkBaselineWalk only walks what the processor reads: every span,
-// its attributes, its events and their attributes.
-func BenchmarkBaselineWalk(b *testing.B) {
+// walk visits what the processor reads: every span, its attributes, its
+// events and their attributes. then, when set, runs on each span after.
+func walk(td ptrace.Traces, then func(ptrace.Span)) int {
 	var sink int
-	runBench(b, func(td ptrace.Traces) {
-		rss := td.ResourceSpans()
-		for i := 0; i < rss.Len(); i++ {
-			sss := rss.At(i).ScopeSpans()
-			for j := 0; j < sss.Len(); j++ {
-				spans := sss.At(j).Spans()
-				for k := 0; k < spans.Len(); k++ {
-					span := spans.At(k)
-					sink += len(span.Name()) + int(span.StartTimestamp()&1)
-					for key, v := range span.Attributes().All() {
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				sink += len(span.Name()) + int(span.StartTimestamp()&1)
+				for key, v := range span.Attributes().All() {
+					sink += len(key) + int(v.Type())
+				}
+				evs := span.Events()
+				for e := 0; e < evs.Len(); e++ {
+					ev := evs.At(e)
+					sink += len(ev.Name()) + int(ev.Timestamp()&1)
+					for key, v := range ev.Attributes().All() {
 						sink += len(key) + int(v.Type())
 					}
-					evs := span.Events()
-					for e := 0; e < evs.Len(); e++ {
-						ev := evs.At(e)
-						sink += len(ev.Name()) + int(ev.Timestamp()&1)
-						for key, v := range ev.Attributes().All() {
-							sink += len(key) + int(v.Type())
-						}
-					}
+				}
+				if then != nil {
+					then(span)
 				}
 			}
 		}
+	}
+	return sink
+}
+
+// BenchmarkBaselineWalk only walks the spans and events.
+func BenchmarkBaselineWalk(b *testing.B) {
+	var sink int
+	runBench(b, func(td ptrace.Traces) { sink += walk(td, nil) })
+	_ = sink
+}
+
+// BenchmarkFloorDesignKeys is the least any processor writing DESIGN §5's
+// record can cost on this corpus: the walk plus the ten keys a streamed span
+// with chunk events gets (no time to headers, no route attribute), written
+// as constants through pdata's Map.Put*, with no derivation at all. Each
+// Put scans the map for the key and allocates the value.
+func BenchmarkFloorDesignKeys(b *testing.B) {
+	var sink int
+	runBench(b, func(td ptrace.Traces) {
+		sink += walk(td, func(span ptrace.Span) {
+			a := span.Attributes()
+			a.EnsureCapacity(a.Len() + 10)
+			a.PutDouble(record.KeyTimeToFirstContent, 0.1)
+			a.PutDouble(record.KeyTimeToFirstChunk, 0.04)
+			a.PutDouble(record.KeyMaxChunkGap, 0.03)
+			a.PutDouble(record.KeyDuration, 2)
+			a.PutInt(record.KeyContentChunks, 28)
+			a.PutStr(record.KeyOutcome, record.OutcomeComplete)
+			a.PutStr(record.KeyPromptBand, "<2k")
+			a.PutInt(record.KeyAttempts, 1)
+			a.PutStr(record.KeyMeasuredAt, record.MeasuredAtFirstContent)
+			a.PutStr(record.KeyObserver, record.ObserverClient)
+		})
+	})
+	_ = sink
+}
+
+// BenchmarkFloorRecordWrite is the walk plus record.Write of the very record
+// the processor derives for these spans (derived once, before the timer):
+// the processor's stamping cost without its derivation.
+func BenchmarkFloorRecordWrite(b *testing.B) {
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rec record.Record
+	d.Traces(benchTraces(), func(_ pcommon.Resource, _ ptrace.Span, r *record.Record) { rec = *r })
+	var sink int
+	runBench(b, func(td ptrace.Traces) {
+		sink += walk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) })
 	})
 	_ = sink
 }
