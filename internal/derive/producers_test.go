@@ -537,22 +537,23 @@ func TestManySpansUseTheIndex(t *testing.T) {
 	}
 }
 
-// Span ids are unique within a trace, not across traces: the index keyed by
-// span id must still fold each inner span into the outer span of its own trace.
+// Span ids are unique within a trace, not across traces: with five traces
+// reusing the same span ids in one batch, the batch index must still fold
+// each inner span into the outer span of its own trace.
 func TestSpanIDsSharedAcrossTraces(t *testing.T) {
+	const nTraces, pairs = 5, 10
 	var specs []spanSpec
-	for trace := 0; trace < 2; trace++ {
-		for i := 0; i < 20; i += 2 {
-			ttft := 10 * (trace + 1) // trace 0: 10 ms, trace 1: 20 ms
+	for trace := 0; trace < nTraces; trace++ {
+		for i := 0; i < 2*pairs; i += 2 {
 			specs = append(specs,
 				spanSpec{name: "outer", id: byte(i + 1), dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat"}},
-				spanSpec{name: "inner", id: byte(i + 2), parent: byte(i + 1), dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": ttft}})
+				spanSpec{name: "inner", id: byte(i + 2), parent: byte(i + 1), dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 10 * (trace + 1)}})
 		}
 	}
 	td := traces(t, specs...)
 	sss := td.ResourceSpans().At(0).ScopeSpans()
-	for i := sss.Len() / 2; i < sss.Len(); i++ {
-		sss.At(i).Spans().At(0).SetTraceID(pcommon.TraceID{8})
+	for i := 0; i < sss.Len(); i++ {
+		sss.At(i).Spans().At(0).SetTraceID(pcommon.TraceID{byte(1 + i/(2*pairs))})
 	}
 	d, err := New(DefaultConfig())
 	require.NoError(t, err)
@@ -561,14 +562,13 @@ func TestSpanIDsSharedAcrossTraces(t *testing.T) {
 		assert.Equal(t, "outer", s.Name())
 		got[s.TraceID()] = append(got[s.TraceID()], rec.TimeToFirstChunk)
 	})
-	assert.Equal(t, int64(20), st.Nested)
-	require.Len(t, got[pcommon.TraceID{7}], 10)
-	require.Len(t, got[pcommon.TraceID{8}], 10)
-	for _, v := range got[pcommon.TraceID{7}] {
-		assert.InDelta(t, 0.010, v, 1e-9)
-	}
-	for _, v := range got[pcommon.TraceID{8}] {
-		assert.InDelta(t, 0.020, v, 1e-9)
+	assert.Equal(t, int64(nTraces*pairs), st.Nested)
+	for trace := 0; trace < nTraces; trace++ {
+		ttfts := got[pcommon.TraceID{byte(1 + trace)}]
+		require.Len(t, ttfts, pairs)
+		for _, v := range ttfts {
+			assert.InDelta(t, 0.010*float64(trace+1), v, 1e-9, "trace %d", trace+1)
+		}
 	}
 }
 

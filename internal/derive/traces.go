@@ -63,6 +63,8 @@ type foldState struct {
 type scratch struct {
 	entries []entry
 	index   map[pcommon.SpanID]int32 // by span id alone: hashing 8 bytes, not 24
+	exact   map[spanKey]int32        // by both ids, built only for a batch where traces share span ids
+	shared  bool                     // this batch looks spans up in exact
 	rec     record.Record            // handed to visitors; reused so it never escapes per span
 	used    int                      // high-water mark of entries this call, cleared on release
 }
@@ -110,8 +112,21 @@ func (sc *scratch) next() *entry {
 	return &sc.entries[len(sc.entries)-1]
 }
 
+type spanKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
 func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
-	if len(sc.entries) >= linearLimit {
+	if len(sc.entries) < linearLimit {
+		for i := range sc.entries {
+			if sc.entries[i].id == id && sc.entries[i].trace == trace {
+				return int32(i)
+			}
+		}
+		return -1
+	}
+	if !sc.shared {
 		i, ok := sc.index[id]
 		if !ok {
 			return -1
@@ -119,14 +134,38 @@ func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
 		if sc.entries[i].trace == trace {
 			return i
 		}
-		// Another trace's span has the same id and took the index slot.
+		// Another trace's span has this id: from here on, this batch looks
+		// spans up by both ids (built once, so lookups stay constant-time
+		// whatever the ids).
+		sc.buildExact()
 	}
-	for i := range sc.entries {
-		if sc.entries[i].id == id && sc.entries[i].trace == trace {
-			return int32(i)
-		}
+	if i, ok := sc.exact[spanKey{trace, id}]; ok {
+		return i
 	}
 	return -1
+}
+
+// buildIndex indexes the batch's spans by span id.
+func (sc *scratch) buildIndex() {
+	if sc.index == nil {
+		sc.index = make(map[pcommon.SpanID]int32, len(sc.entries))
+	}
+	clear(sc.index)
+	sc.shared = false
+	for i := range sc.entries {
+		sc.index[sc.entries[i].id] = int32(i)
+	}
+}
+
+func (sc *scratch) buildExact() {
+	if sc.exact == nil {
+		sc.exact = make(map[spanKey]int32, len(sc.entries))
+	}
+	clear(sc.exact)
+	for i := range sc.entries {
+		sc.exact[spanKey{sc.entries[i].trace, sc.entries[i].id}] = int32(i)
+	}
+	sc.shared = true
 }
 
 // TracesWith is Traces with a visitor for nested spans too.
@@ -263,13 +302,7 @@ func (d *Deriver) link(sc *scratch) {
 		return // no span has a parent: each is its own root, no index needed
 	}
 	if n >= linearLimit {
-		if sc.index == nil {
-			sc.index = make(map[pcommon.SpanID]int32, n)
-		}
-		clear(sc.index)
-		for i := range sc.entries {
-			sc.index[sc.entries[i].id] = int32(i)
-		}
+		sc.buildIndex()
 	}
 	for i := range sc.entries {
 		e := &sc.entries[i]
@@ -285,9 +318,6 @@ func (d *Deriver) link(sc *scratch) {
 			r = sc.entries[r].parentIdx
 		}
 		sc.entries[i].root = r
-	}
-	if n >= linearLimit {
-		clear(sc.index)
 	}
 }
 
