@@ -79,49 +79,29 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	}
 	rec.Attempts = d.attempts(sc, r)
 	rec.Provider, rec.Model, rec.Route = best(e.provider[:]), best(e.model[:]), e.route
-	if rec.Provider == "" || rec.Model == "" || rec.Route == "" {
-		for j := range sc.entries {
-			n := &sc.entries[j]
-			if n.root != i || int32(j) == i {
-				continue
-			}
-			if rec.Provider == "" {
-				rec.Provider = best(n.ev.provider[:])
-			}
-			if rec.Model == "" {
-				rec.Model = best(n.ev.model[:])
-			}
-			if rec.Route == "" {
-				rec.Route = n.ev.route
-			}
-		}
+	if rec.Provider == "" {
+		rec.Provider = r.nestedProvider
+	}
+	if rec.Model == "" {
+		rec.Model = r.nestedModel
+	}
+	if rec.Route == "" {
+		rec.Route = r.nestedRoute
 	}
 	d.finishRecord(rec)
 	if has {
 		return 0, true
 	}
-	return d.noTTFTReason(sc, i), false
+	return noTTFTReason(r), false
 }
 
-// noTTFTReason explains a record without TTFT.
-func (d *Deriver) noTTFTReason(sc *scratch, i int32) Reason {
-	r := &sc.entries[i]
-	if r.stream == triFalse {
-		return ReasonNotStreamed
-	}
-	var invalid, durAsTTFT bool
-	for j := range sc.entries {
-		n := &sc.entries[j]
-		if n.root != i {
-			continue
-		}
-		invalid = invalid || n.ev.invalidTTFT || !n.ev.timingValid
-		durAsTTFT = durAsTTFT || n.ev.durationAsTTFT
-	}
+// noTTFTReason explains a record without TTFT from what fold gathered on
+// root r.
+func noTTFTReason(r *entry) Reason {
 	switch {
-	case durAsTTFT:
+	case r.stream == triFalse, r.durationAsTTFT:
 		return ReasonNotStreamed
-	case invalid:
+	case r.invalidTiming:
 		return ReasonInvalidTiming
 	}
 	return ReasonNoEvidence

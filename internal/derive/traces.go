@@ -54,6 +54,13 @@ type foldState struct {
 	hasGap                          bool
 	contentChunks                   int64
 	outcome                         string
+
+	// Target fields from the nested spans, for a root that lacks them: the
+	// first nested span (in batch order) that has each.
+	nestedProvider, nestedModel, nestedRoute string
+	// Over the root and its nested spans: a refused TTFT or span timing; a
+	// "TTFT" refused for equalling the duration.
+	invalidTiming, durationAsTTFT bool
 }
 
 // scratch is per-call working memory, reused so a batch allocates nothing
@@ -361,6 +368,19 @@ func (d *Deriver) fold(sc *scratch) {
 		}
 		if e.ev.contentChunks > r.contentChunks {
 			r.contentChunks = e.ev.contentChunks
+		}
+		r.invalidTiming = r.invalidTiming || e.ev.invalidTTFT || !e.ev.timingValid
+		r.durationAsTTFT = r.durationAsTTFT || e.ev.durationAsTTFT
+		if !isRoot {
+			if r.nestedProvider == "" {
+				r.nestedProvider = best(e.ev.provider[:])
+			}
+			if r.nestedModel == "" {
+				r.nestedModel = best(e.ev.model[:])
+			}
+			if r.nestedRoute == "" {
+				r.nestedRoute = e.ev.route
+			}
 		}
 		if !isRoot && e.ev.vercel == vercelInner {
 			if e.ev.failed() {
