@@ -86,10 +86,13 @@ func FuzzDeriveTraces(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 		if err == nil {
+			var want []record.Record
 			st := d.Traces(td, func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) {
 				checkRecord(t, cfg, rec)
+				want = append(want, *rec)
 			})
 			checkStats(t, st)
+			checkIndexed(t, d, td, want)
 		}
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(data)
 		if err == nil {
@@ -101,6 +104,53 @@ func FuzzDeriveTraces(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkIndexed derives td again with linearLimit unrelated GenAI spans of a
+// trace of their own appended, so the parent search goes through the batch
+// index: the original spans must get the records the first pass gave them.
+func checkIndexed(t *testing.T, d *Deriver, td ptrace.Traces, want []record.Record) {
+	t.Helper()
+	traces := map[pcommon.TraceID]bool{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				traces[spans.At(k).TraceID()] = true
+			}
+		}
+	}
+	pad := pcommon.TraceID{0xfe, 0xed}
+	for traces[pad] {
+		pad[15]++
+	}
+	padded := ptrace.NewTraces()
+	td.CopyTo(padded)
+	ss := padded.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+	for i := 0; i < linearLimit; i++ {
+		span := ss.Spans().AppendEmpty()
+		span.SetTraceID(pad)
+		span.SetSpanID(pcommon.SpanID{byte(i + 1)})
+		span.SetStartTimestamp(1)
+		span.SetEndTimestamp(2)
+		span.Attributes().PutStr("gen_ai.operation.name", "chat")
+	}
+	var got []record.Record
+	d.Traces(padded, func(_ pcommon.Resource, span ptrace.Span, rec *record.Record) {
+		if span.TraceID() != pad {
+			got = append(got, *rec)
+		}
+	})
+	if len(got) != len(want) {
+		t.Fatalf("indexed pass: %d records, linear pass %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("record %d differs through the index:\n linear  %+v\n indexed %+v", i, want[i], got[i])
+		}
+	}
 }
 
 // FuzzDeriveSpan builds one GenAI span (and a nested child) from scalar
