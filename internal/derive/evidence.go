@@ -136,7 +136,20 @@ type scopeInfo struct {
 	aisdk     bool
 }
 
-func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, res pcommon.Resource) scopeInfo {
+// gatewayResource reports whether a resource is Envoy AI Gateway, from its
+// service.name. Callers work it out once per resource: scanning the name
+// once per scope would cost the name's length times the scope count.
+func gatewayResource(res pcommon.Resource) bool {
+	v, ok := res.Attributes().Get("service.name")
+	return ok && v.Type() == pcommon.ValueTypeStr && envoyName(v.Str())
+}
+
+func envoyName(s string) bool {
+	return containsFold(s, "envoy") || containsFold(s, "ai-gateway") || containsFold(s, "aigw")
+}
+
+// scopeInfo reads a scope's name; envoyRes is gatewayResource of its resource.
+func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, envoyRes bool) scopeInfo {
 	var si scopeInfo
 	name := scope.Name()
 	for _, p := range d.producers {
@@ -146,13 +159,7 @@ func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, res pcommon.Reso
 		}
 	}
 	si.anthropic = strings.HasPrefix(name, "com.anthropic.sdk")
-	si.envoy = containsFold(name, "envoy") || containsFold(name, "ai-gateway") || containsFold(name, "aigw")
-	if !si.envoy {
-		if v, ok := res.Attributes().Get("service.name"); ok && v.Type() == pcommon.ValueTypeStr {
-			s := v.Str()
-			si.envoy = containsFold(s, "envoy") || containsFold(s, "ai-gateway") || containsFold(s, "aigw")
-		}
-	}
+	si.envoy = envoyRes || envoyName(name)
 	si.gateway = hasPrefixFold(name, "bifrost") || hasPrefixFold(name, "litellm")
 	si.aisdk = name == "ai" || strings.HasPrefix(name, "@ai-sdk/")
 	return si

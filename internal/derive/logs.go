@@ -30,10 +30,11 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		res := rl.Resource()
+		envoyRes := gatewayResource(res)
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
-			si := d.scopeInfo(sl.Scope(), res)
+			si := d.scopeInfo(sl.Scope(), envoyRes)
 			lrs := sl.LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)

@@ -185,10 +185,11 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource()
+		envoyRes := gatewayResource(res)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
-			si := d.scopeInfo(ss.Scope(), res)
+			si := d.scopeInfo(ss.Scope(), envoyRes)
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
