@@ -572,6 +572,49 @@ func TestSpanIDsSharedAcrossTraces(t *testing.T) {
 	}
 }
 
+// Parent links come from the sender: a cycle, or a chain deeper than any
+// real call, must still give every span's evidence to exactly one record.
+func TestParentCyclesAndDeepChains(t *testing.T) {
+	chat := func(extra map[string]any) map[string]any {
+		m := map[string]any{"gen_ai.operation.name": "chat"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	t.Run("cycle", func(t *testing.T) {
+		recs, st := deriveAll(t, DefaultConfig(), traces(t,
+			spanSpec{name: "a", id: 1, parent: 3, dur: time.Second, attrs: chat(nil)},
+			spanSpec{name: "b", id: 2, parent: 1, dur: time.Second, attrs: chat(map[string]any{"ttft_ms": 10})},
+			spanSpec{name: "c", id: 3, parent: 2, dur: time.Second, attrs: chat(nil)},
+		))
+		require.Len(t, recs, 1, "one call, one record")
+		assert.Equal(t, int64(2), st.Nested)
+		assert.InDelta(t, 0.010, recs[0].TimeToFirstChunk, 1e-9)
+	})
+	t.Run("deeper than maxNesting", func(t *testing.T) {
+		const depth = 3 * maxNesting
+		var specs []spanSpec
+		for i := 0; i < depth; i++ {
+			var extra map[string]any
+			if i == depth-1 {
+				extra = map[string]any{"ttft_ms": 10} // only the deepest span measured it
+			}
+			specs = append(specs, spanSpec{name: "call", id: byte(i + 1), parent: byte(i), dur: time.Second, attrs: chat(extra)})
+		}
+		recs, st := deriveAll(t, DefaultConfig(), traces(t, specs...))
+		assert.Equal(t, int64(depth), int64(len(recs))+st.Nested, "every span once")
+		var found int
+		for _, r := range recs {
+			if r.HasTimeToFirstChunk {
+				found++
+				assert.InDelta(t, 0.010, r.TimeToFirstChunk, 1e-9)
+			}
+		}
+		assert.Equal(t, 1, found, "the deepest span's evidence is in exactly one record")
+	})
+}
+
 func TestLogs(t *testing.T) {
 	d, err := New(DefaultConfig())
 	require.NoError(t, err)

@@ -322,12 +322,24 @@ func (d *Deriver) link(sc *scratch) {
 	}
 	for i := range sc.entries {
 		r := int32(i)
-		for depth := 0; sc.entries[r].parentIdx >= 0 && depth < 64; depth++ {
+		for depth := 0; sc.entries[r].parentIdx >= 0; depth++ {
+			if depth == maxNesting {
+				// A parent cycle, or nesting deeper than any real call:
+				// cut the chain here. The span reached becomes a root (even
+				// if an earlier walk passed it on the way to another), so
+				// every span's evidence still lands in one record.
+				sc.entries[r].parentIdx, sc.entries[r].root = -1, r
+				break
+			}
 			r = sc.entries[r].parentIdx
 		}
 		sc.entries[i].root = r
 	}
 }
+
+// maxNesting bounds the walk from a GenAI span up to its outermost GenAI
+// ancestor.
+const maxNesting = 64
 
 // fold merges every nested span's evidence into its root.
 func (d *Deriver) fold(sc *scratch) {
