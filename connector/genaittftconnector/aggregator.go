@@ -102,6 +102,7 @@ type aggregator struct {
 
 	key  keyBuilder
 	vals []string
+	res  *resourceDims
 }
 
 func newAggregator(cfg *Config, instanceID string) (*aggregator, error) {
@@ -119,6 +120,7 @@ func newAggregator(cfg *Config, instanceID string) (*aggregator, error) {
 		reqs:    map[string]*sumSeries{},
 		windows: ws,
 		vals:    make([]string, len(cfg.Dimensions)),
+		res:     newResourceDims(len(cfg.Dimensions)),
 	}
 	if cfg.IncludeCollectorInstanceID {
 		a.instanceID = instanceID
@@ -136,7 +138,8 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 		return
 	}
 	st.records++
-	dimValues(a.dims, rec, attrs, resAttrs, a.vals)
+	a.res.use(resAttrs)
+	dimValues(a.dims, rec, attrs, a.res, a.vals)
 	ts := pcommon.NewTimestampFromTime(now)
 	failedOver := rec.Attempts > 1
 

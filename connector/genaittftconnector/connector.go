@@ -135,6 +135,7 @@ func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 	ds := c.deriver.Traces(td, func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
 		c.agg.observe(rec, span.Attributes(), res.Attributes(), now, &st)
 	})
+	c.agg.res.forget()
 	c.mu.Unlock()
 	c.finishBatch(ctx, "traces", &ds, &st)
 	return nil
@@ -148,6 +149,7 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
 		c.agg.observe(rec, lr.Attributes(), res.Attributes(), now, &st)
 	})
+	c.agg.res.forget()
 	c.mu.Unlock()
 	c.finishBatch(ctx, "logs", &ds, &st)
 	return nil

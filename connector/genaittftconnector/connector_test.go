@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
@@ -15,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -409,4 +412,46 @@ func TestFlushSurvivesDownstreamError(t *testing.T) {
 	c.flush(context.Background())
 	c.flush(context.Background()) // the second error is rate-limited, not a panic
 	assert.Equal(t, int64(1), c.agg.seriesCounts()[kindRequests], "state survives a failed send")
+}
+
+// Dimensions resolved from resource attributes follow each resource of a
+// batch, and each batch; values longer than maxDimValueLen are cut.
+func TestResourceDimensionsAndLongValues(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Dimensions = append(cfg.Dimensions, "deployment.environment")
+	cfg.MinSamples = 1
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+
+	batch := func(envs ...string) ptrace.Traces {
+		td := ptrace.NewTraces()
+		for _, env := range envs {
+			one := stampedTraces(gpt)
+			if env != "" {
+				one.ResourceSpans().At(0).Resource().Attributes().PutStr("deployment.environment", env)
+			}
+			one.ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+		}
+		return td
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch("prod", "prod", "staging", "")))
+	require.NoError(t, c.ConsumeTraces(context.Background(), batch("dev")))
+	long := strings.Repeat("é", maxDimValueLen) // 2 bytes a rune
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(with(gpt, func(r *req) { r.model = long }))))
+	md := flushNow(t, c, sink)
+
+	for env, want := range map[string]float64{"prod": 2, "staging": 1, "dev": 1} {
+		assert.Equal(t, want, value(t, md, "ttft.requests", map[string]any{"deployment.environment": env}), env)
+	}
+	var noEnv float64
+	for _, p := range points(md, "ttft.requests") {
+		if _, ok := p.attrs["deployment.environment"]; !ok && p.attrs[record.KeyModel] == "gpt-4o" {
+			noEnv += p.value
+		}
+	}
+	assert.Equal(t, 1.0, noEnv, "a resource without the attribute omits it")
+	clipped := long[:maxDimValueLen]
+	assert.Equal(t, 1.0, value(t, md, "ttft.requests", map[string]any{record.KeyModel: clipped}))
+	assert.True(t, utf8.ValidString(clipped))
 }

@@ -2,6 +2,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"encoding/binary"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -46,8 +47,9 @@ func newDimensions(names []string) []dimension {
 
 // dimValues resolves every dimension for one record into vals: the record,
 // then the span or log attributes, then the resource attributes. A missing
-// or empty value is "" and its attribute is omitted from the series.
-func dimValues(dims []dimension, rec *record.Record, attrs, resAttrs pcommon.Map, vals []string) {
+// or empty value is "" and its attribute is omitted from the series. Values
+// longer than maxDimValueLen are cut there.
+func dimValues(dims []dimension, rec *record.Record, attrs pcommon.Map, res *resourceDims, vals []string) {
 	for i, d := range dims {
 		v := ""
 		if d.fromRecord != nil {
@@ -57,10 +59,65 @@ func dimValues(dims []dimension, rec *record.Record, attrs, resAttrs pcommon.Map
 			v = attrString(attrs, d.name)
 		}
 		if v == "" {
-			v = attrString(resAttrs, d.name)
+			v = res.value(i, d.name)
 		}
-		vals[i] = v
+		vals[i] = clipValue(v)
 	}
+}
+
+// maxDimValueLen bounds a dimension value (bytes): each series keeps its
+// values, so one huge model name sent 5,000 times would otherwise hold
+// 5,000 copies of it until the series expire.
+const maxDimValueLen = 256
+
+// clipValue cuts v to at most maxDimValueLen bytes, at a UTF-8 boundary.
+func clipValue(v string) string {
+	if len(v) <= maxDimValueLen {
+		return v
+	}
+	n := maxDimValueLen
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return v[:n]
+}
+
+// resourceDims holds the resource-level value of each dimension for the
+// resource in hand. A resource carries many spans; looking its attributes
+// up again for every record would cost the resource's size per record.
+type resourceDims struct {
+	attrs pcommon.Map
+	set   bool
+	vals  []string
+	known []bool
+}
+
+func newResourceDims(n int) *resourceDims {
+	return &resourceDims{vals: make([]string, n), known: make([]bool, n)}
+}
+
+// use makes attrs the resource in hand.
+func (r *resourceDims) use(attrs pcommon.Map) {
+	if r.set && r.attrs == attrs {
+		return
+	}
+	r.attrs, r.set = attrs, true
+	clear(r.known)
+}
+
+func (r *resourceDims) value(i int, name string) string {
+	if !r.known[i] {
+		r.vals[i], r.known[i] = attrString(r.attrs, name), true
+	}
+	return r.vals[i]
+}
+
+// forget drops the batch's resource at the end of a batch: nothing of it is
+// kept alive, and a later resource at the same address is not mistaken for it.
+func (r *resourceDims) forget() {
+	r.attrs, r.set = pcommon.Map{}, false
+	clear(r.vals)
+	clear(r.known)
 }
 
 func attrString(m pcommon.Map, key string) string {
