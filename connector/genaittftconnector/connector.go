@@ -40,6 +40,10 @@ type ttftConnector struct {
 	mu  sync.Mutex
 	agg *aggregator
 
+	// pending holds a batch's records between derivation (outside mu, so
+	// concurrent pipelines derive in parallel) and aggregation (under mu).
+	pending sync.Pool
+
 	lifeMu  sync.Mutex
 	started bool
 	stopped bool
@@ -127,16 +131,46 @@ func (*ttftConnector) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
+// derived is one record of a batch with the attributes its dimensions may
+// come from.
+type derived struct {
+	rec        record.Record
+	attrs, res pcommon.Map
+}
+
+type pendingBatch struct{ items []derived }
+
+func (c *ttftConnector) takePending() *pendingBatch {
+	if p, ok := c.pending.Get().(*pendingBatch); ok {
+		return p
+	}
+	return &pendingBatch{}
+}
+
+// aggregate observes a derived batch under the lock, then returns the buffer
+// with nothing of the batch left in it.
+func (c *ttftConnector) aggregate(p *pendingBatch, st *batchStats) {
+	c.mu.Lock()
+	now := c.clock.Now()
+	for i := range p.items {
+		it := &p.items[i]
+		c.agg.observe(&it.rec, it.attrs, it.res, now, st)
+	}
+	c.agg.res.forget()
+	c.mu.Unlock()
+	clear(p.items)
+	p.items = p.items[:0]
+	c.pending.Put(p)
+}
+
 // ConsumeTraces aggregates the request records of a batch of spans.
 func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var st batchStats
-	c.mu.Lock()
-	now := c.clock.Now()
+	p := c.takePending()
 	ds := c.deriver.Traces(td, func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
-		c.agg.observe(rec, span.Attributes(), res.Attributes(), now, &st)
+		p.items = append(p.items, derived{rec: *rec, attrs: span.Attributes(), res: res.Attributes()})
 	})
-	c.agg.res.forget()
-	c.mu.Unlock()
+	c.aggregate(p, &st)
 	c.finishBatch(ctx, "traces", &ds, &st)
 	return nil
 }
@@ -144,13 +178,11 @@ func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 // ConsumeLogs aggregates the request records of a batch of log records.
 func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var st batchStats
-	c.mu.Lock()
-	now := c.clock.Now()
+	p := c.takePending()
 	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
-		c.agg.observe(rec, lr.Attributes(), res.Attributes(), now, &st)
+		p.items = append(p.items, derived{rec: *rec, attrs: lr.Attributes(), res: res.Attributes()})
 	})
-	c.agg.res.forget()
-	c.mu.Unlock()
+	c.aggregate(p, &st)
 	c.finishBatch(ctx, "logs", &ds, &st)
 	return nil
 }
