@@ -136,10 +136,10 @@ type scopeInfo struct {
 	aisdk     bool
 }
 
-// gatewayResource reports whether a resource is Envoy AI Gateway, from its
+// envoyResource reports whether a resource is Envoy AI Gateway, from its
 // service.name. Callers work it out once per resource: scanning the name
 // once per scope would cost the name's length times the scope count.
-func gatewayResource(res pcommon.Resource) bool {
+func envoyResource(res pcommon.Resource) bool {
 	v, ok := res.Attributes().Get("service.name")
 	return ok && v.Type() == pcommon.ValueTypeStr && envoyName(v.Str())
 }
@@ -148,7 +148,7 @@ func envoyName(s string) bool {
 	return containsFold(s, "envoy") || containsFold(s, "ai-gateway") || containsFold(s, "aigw")
 }
 
-// scopeInfo reads a scope's name; envoyRes is gatewayResource of its resource.
+// scopeInfo reads a scope's name; envoyRes is envoyResource of its resource.
 func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, envoyRes bool) scopeInfo {
 	var si scopeInfo
 	name := scope.Name()

@@ -30,7 +30,7 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		res := rl.Resource()
-		envoyRes := gatewayResource(res)
+		envoyRes := envoyResource(res)
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)

@@ -185,7 +185,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource()
-		envoyRes := gatewayResource(res)
+		envoyRes := envoyResource(res)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
