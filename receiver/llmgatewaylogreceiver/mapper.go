@@ -14,19 +14,20 @@ import (
 
 // Reasons a row is skipped; the values label the rows_skipped counter.
 const (
-	reasonColumnCount   = "column_count"   // CSV row with more or fewer fields than its header
-	reasonMalformedCSV  = "malformed_csv"  // CSV row that does not parse (bad quoting)
-	reasonMissingHeader = "missing_header" // CSV file whose first line does not name the ttft column
-	reasonMalformedJSON = "malformed_json" // truncated or invalid JSON line
-	reasonNotObject     = "not_an_object"  // JSON value that is not an object
-	reasonBadTTFT       = "bad_ttft"       // TTFT not a finite number
-	reasonAbsurdTTFT    = "absurd_ttft"    // TTFT above derive::max_ttft_seconds
-	reasonNegative      = "negative_value" // negative TTFT, duration or token count
-	reasonBadNumber     = "bad_number"     // other numeric field not a number
-	reasonBadTime       = "bad_timestamp"  // start/first-token/end time unparsable
-	reasonUnknownStatus = "unknown_status" // status value not in status_values
-	reasonMissingStatus = "missing_status" // status column mapped but empty
-	reasonNotFinished   = "not_finished"   // status in status_values.skip (e.g. processing)
+	reasonColumnCount   = "column_count"    // CSV row with more or fewer fields than its header
+	reasonMalformedCSV  = "malformed_csv"   // CSV row that does not parse (bad quoting)
+	reasonMissingHeader = "missing_header"  // CSV file whose first line does not name the ttft column
+	reasonHeaderTooLong = "header_too_long" // CSV file whose header line is over maxHeaderBytes
+	reasonMalformedJSON = "malformed_json"  // truncated or invalid JSON line
+	reasonNotObject     = "not_an_object"   // JSON value that is not an object
+	reasonBadTTFT       = "bad_ttft"        // TTFT not a finite number
+	reasonAbsurdTTFT    = "absurd_ttft"     // TTFT above derive::max_ttft_seconds
+	reasonNegative      = "negative_value"  // negative TTFT, duration or token count
+	reasonBadNumber     = "bad_number"      // other numeric field not a number
+	reasonBadTime       = "bad_timestamp"   // start/first-token/end time unparsable
+	reasonUnknownStatus = "unknown_status"  // status value not in status_values
+	reasonMissingStatus = "missing_status"  // status column mapped but empty
+	reasonNotFinished   = "not_finished"    // status in status_values.skip (e.g. processing)
 )
 
 var errNotNumber = errors.New("not a number")

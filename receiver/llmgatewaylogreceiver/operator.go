@@ -30,6 +30,15 @@ import (
 // to the csv_parser's header_attribute.
 const headerAttribute = "llm_gateway_log.csv_header"
 
+// headerTooLongAttribute marks a file whose header line is longer than
+// maxHeaderBytes: its rows are skipped as header_too_long. The csv_parser
+// splits the header again for every row, so a huge header would cost its
+// length on every row of the file.
+const headerTooLongAttribute = "llm_gateway_log.csv_header_too_long"
+
+// maxHeaderBytes is far beyond any real export's header (hundreds of columns).
+const maxHeaderBytes = 16 << 10
+
 const (
 	headerOperatorType = "llm_gateway_log_header"
 	mapOperatorType    = "llm_gateway_log_map"
@@ -128,6 +137,10 @@ func (h *headerOperator) Process(ctx context.Context, e *entry.Entry) error {
 func (h *headerOperator) parseInto(e *entry.Entry) {
 	line, _ := e.Body.(string)
 	line = strings.TrimPrefix(line, "\uFEFF")
+	if len(line) > maxHeaderBytes {
+		e.AddAttribute(headerTooLongAttribute, "true")
+		return
+	}
 	names := []string{line}
 	r := csv.NewReader(strings.NewReader(line))
 	r.Comma = h.delimiter
@@ -243,7 +256,7 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 	out := pcommon.NewMap()
 	out.EnsureCapacity(len(e.Attributes) + 18)
 	for k, v := range e.Attributes {
-		if k == headerAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) {
+		if k == headerAttribute || k == headerTooLongAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) {
 			continue
 		}
 		_ = out.PutEmpty(k).FromRaw(v)
@@ -273,6 +286,9 @@ func (o *mapOperator) unparsedReason(e *entry.Entry) string {
 			return reasonNotObject
 		}
 		return reasonMalformedJSON
+	}
+	if _, ok := e.Attributes[headerTooLongAttribute]; ok {
+		return reasonHeaderTooLong
 	}
 	if _, ok := e.Attributes[headerAttribute]; !ok {
 		return reasonMissingHeader

@@ -326,3 +326,22 @@ func TestFileAndUserAttributesAreKeptPlumbingIsNot(t *testing.T) {
 		assert.NotContains(t, a, "log.file.record_number", "turned on for skipped-row logs, not asked for")
 	}
 }
+
+// A header line over maxHeaderBytes would be split again for every row; its
+// file's rows are counted as header_too_long, and other files still read.
+func TestHugeHeaderIsCountedNotParsed(t *testing.T) {
+	dir := t.TempDir()
+	var cols []string
+	for i := 0; len(strings.Join(cols, ",")) <= maxHeaderBytes; i++ {
+		cols = append(cols, fmt.Sprintf("extra_column_%d", i))
+	}
+	huge := "ttft_ms,status," + strings.Join(cols, ",") + "\n"
+	rows := strings.Repeat("300,ok"+strings.Repeat(",x", len(cols))+"\n", 2)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "huge.csv"), []byte(huge+rows), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "good.csv"), []byte("ttft_ms,status\n300,ok\n"), 0o600))
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	h.waitRecords(t, 1)
+	require.Eventually(t, func() bool { return h.skipped(t)[reasonHeaderTooLong] == 2 }, 10*time.Second, 10*time.Millisecond)
+	h.stop(t)
+}
