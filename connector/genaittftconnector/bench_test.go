@@ -7,15 +7,14 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -108,46 +107,13 @@ func TestMemoryFlatInRequestCount(t *testing.T) {
 	assert.Less(t, math.Abs(mib(after)-mib(atTenth)), 1.0, "heap is flat in request count")
 }
 
-// rawCorpus is n GenAI spans the connector derives itself (no processor
-// upstream): 30 ttft.chunk events each.
-func rawCorpus(n int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("my-llm-client")
-	kinds := []string{"role", "keepalive", "content", "tool_call", "reasoning", "lifecycle"}
-	for i := 0; i < n; i++ {
-		s := ss.Spans().AppendEmpty()
-		s.SetName("chat")
-		s.SetKind(ptrace.SpanKindClient)
-		s.SetTraceID(pcommon.TraceID{byte(i), byte(i >> 8), 1})
-		s.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 2})
-		s.SetParentSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 3})
-		start := testStart.Add(time.Duration(i) * time.Millisecond)
-		s.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
-		s.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(2 * time.Second)))
-		a := s.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.provider.name", "openai")
-		a.PutStr("gen_ai.request.model", fmt.Sprintf("model-%d", i%20))
-		a.PutBool("gen_ai.request.stream", true)
-		a.PutInt("gen_ai.usage.input_tokens", int64(1000+i))
-		for j := 0; j < 30; j++ {
-			ev := s.Events().AppendEmpty()
-			ev.SetName("ttft.chunk")
-			ev.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(time.Duration(40+30*j+i%7) * time.Millisecond)))
-			ev.Attributes().PutStr("ttft.chunk.kind", kinds[min(j, 2+j%4)])
-		}
-	}
-	return td
-}
-
 // BenchmarkConsumeParallel feeds spans the connector derives itself from
 // every CPU at once, as concurrent pipelines do: run with -cpu 1,2 and
 // compare ns/span. Derivation runs outside the aggregation lock, so it
 // scales with the CPUs; only aggregation is serial.
 func BenchmarkConsumeParallel(b *testing.B) {
 	const spansPerBatch = 1000
-	td := rawCorpus(spansPerBatch)
+	td := derivetest.ChunkedSpans(spansPerBatch, 30, 20) // derived by the connector itself
 	c := newTestConnector(b, defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
 	defer func() { require.NoError(b, c.Shutdown(context.Background())) }()
 	ctx := context.Background()

@@ -3,7 +3,6 @@ package genaittftprocessor
 import (
 	"context"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -11,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
@@ -20,48 +20,8 @@ const (
 	benchChunks = 30
 )
 
-// benchTraces is 1,000 GenAI spans, each with 30 ttft.chunk events and the
-// attributes a typical instrumentation writes. Each has a parent outside the
-// batch, as LLM calls made while serving a request do.
-func benchTraces() ptrace.Traces {
-	td := ptrace.NewTraces()
-	ss := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
-	ss.Scope().SetName("my-llm-client")
-	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	kinds := []string{"role", "keepalive", "content", "tool_call", "reasoning", "lifecycle"}
-	for i := 0; i < benchSpans; i++ {
-		span := ss.Spans().AppendEmpty()
-		span.SetName("chat gpt-4o")
-		span.SetKind(ptrace.SpanKindClient)
-		span.SetTraceID(pcommon.TraceID{byte(i), byte(i >> 8), 1})
-		span.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 2})
-		// Called from a request handler whose span is exported elsewhere.
-		span.SetParentSpanID(pcommon.SpanID{byte(i), byte(i >> 8), 3})
-		s := start.Add(time.Duration(i) * time.Millisecond)
-		span.SetStartTimestamp(pcommon.NewTimestampFromTime(s))
-		span.SetEndTimestamp(pcommon.NewTimestampFromTime(s.Add(2 * time.Second)))
-		a := span.Attributes()
-		a.PutStr("gen_ai.operation.name", "chat")
-		a.PutStr("gen_ai.provider.name", "openai")
-		a.PutStr("gen_ai.request.model", "gpt-4o")
-		a.PutStr("gen_ai.response.model", "gpt-4o-2024-08-06")
-		a.PutBool("gen_ai.request.stream", true)
-		a.PutInt("gen_ai.usage.input_tokens", int64(1000+i))
-		a.PutInt("gen_ai.usage.output_tokens", 200)
-		a.PutStr("server.address", "api.openai.com")
-		a.PutStr("ttft.route", "support")
-		a.PutEmptySlice("gen_ai.response.finish_reasons").AppendEmpty().SetStr("stop")
-		evs := span.Events()
-		evs.EnsureCapacity(benchChunks)
-		for j := 0; j < benchChunks; j++ {
-			ev := evs.AppendEmpty()
-			ev.SetName(derive.EventChunk)
-			ev.SetTimestamp(pcommon.NewTimestampFromTime(s.Add(time.Duration(40+30*j) * time.Millisecond)))
-			ev.Attributes().PutStr(derive.AttrChunkKind, kinds[min(j, 2+j%4)])
-		}
-	}
-	return td
-}
+// benchTraces is 1,000 GenAI spans, each with 30 ttft.chunk events.
+func benchTraces() ptrace.Traces { return derivetest.ChunkedSpans(benchSpans, benchChunks, 1) }
 
 // runBench hands each iteration a fresh copy of the input, made outside
 // the timer: the processor writes attributes, and a span already stamped
