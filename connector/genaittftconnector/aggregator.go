@@ -141,7 +141,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 	a.res.use(resAttrs)
 	dimValues(a.dims, rec, attrs, a.res, a.vals)
 	ts := pcommon.NewTimestampFromTime(now)
-	failedOver := rec.Attempts > 1
+	failedOver := rec.DidFailOver()
 
 	// Exported histograms: the one lookup every record pays.
 	a.key.reset()

@@ -14,7 +14,8 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	}
 	rec.Observer = record.ObserverClient
 	switch {
-	case e.gateway:
+	case e.gateway, e.server && r.nestedClient:
+		// A SERVER span around a CLIENT call is a gateway's view of it.
 		rec.Observer = record.ObserverGateway
 	case e.server:
 		rec.Observer = record.ObserverServer
@@ -78,6 +79,9 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 		rec.Outcome = e.outcome(r.contentSeen())
 	}
 	rec.Attempts = d.attempts(sc, r)
+	if _, failedOver, ok := r.gatewayAttempts(); ok {
+		rec.FailedOver, rec.FailedOverKnown = failedOver, true
+	}
 	rec.Provider, rec.Model, rec.Route = best(e.provider[:]), best(e.model[:]), e.route
 	if rec.Provider == "" {
 		rec.Provider = r.nestedProvider
@@ -107,8 +111,9 @@ func noTTFTReason(r *entry) Reason {
 	return ReasonNoEvidence
 }
 
-// attempts: ttft.attempts, else Bifrost's fallback index and retries, else
-// the Vercel provider requests that failed before the last one.
+// attempts: ttft.attempts, else a gateway's fallback indexes and retries
+// over every span of the call, else the Vercel provider requests that
+// failed before the last one.
 func (d *Deriver) attempts(sc *scratch, r *entry) int64 {
 	n := int64(1)
 	if r.failedInner > 0 {
@@ -117,10 +122,8 @@ func (d *Deriver) attempts(sc *scratch, r *entry) int64 {
 			n-- // the last request failed too: it is one of those counted
 		}
 	}
-	if r.ev.hasBifrost {
-		if b := 1 + r.ev.fallbackIndex + r.ev.retries; b > n {
-			n = b
-		}
+	if b, _, ok := r.gatewayAttempts(); ok && b > n {
+		n = b
 	}
 	if r.ev.hasAttempts {
 		n = r.ev.attempts

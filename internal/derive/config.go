@@ -24,6 +24,12 @@ type Config struct {
 	// scopes whose time_to_first_chunk attribute is known to stop at the
 	// first content delta (DESIGN §4.2).
 	ContentExactProducers []Producer `mapstructure:"content_exact_producers"`
+	// Producers adds producers (or replaces a built-in one of the same
+	// name) for Rows to refer to.
+	Producers []ProducerMatch `mapstructure:"producers"`
+	// Rows adds rows to the producer table; a row for the same producer and
+	// key as a built-in one replaces it.
+	Rows []Row `mapstructure:"rows"`
 }
 
 // Producer identifies an instrumentation scope by name prefix.
@@ -66,8 +72,42 @@ func (c *Config) Check() error {
 			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]: both scope_prefix and attribute are required", i))
 		}
 		if _, ok := parseUnit(p.Unit); !ok {
-			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]::unit %q: use s, ms or ns", i, p.Unit))
+			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]::unit %q: use s, ms or ns, or us for microseconds", i, p.Unit))
+		}
+	}
+	for i, p := range c.Producers {
+		if p.Name == "" {
+			errs = append(errs, fmt.Errorf("derive::producers[%d]::name is required", i))
+		}
+		if len(p.ScopePrefixes)+len(p.ScopeNames)+len(p.ServiceNames)+len(p.ScopeContains) == 0 {
+			errs = append(errs, fmt.Errorf("derive::producers[%d] (%s): give scope_prefixes, scope_names, scope_contains or service_names, or it matches nothing", i, p.Name))
+		}
+	}
+	if len(errs) == 0 {
+		if _, err := c.table(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// table builds the producer table: the built-in producers and rows, then
+// content_exact_producers, then the configured producers and rows.
+func (c *Config) table() (*rowTable, error) {
+	prods := append(DefaultProducers(), c.Producers...)
+	rows := DefaultRows()
+	for i, p := range c.ContentExactProducers {
+		name := fmt.Sprintf("content_exact_producers[%d]", i)
+		prods = append(prods, ProducerMatch{Name: name, ScopePrefixes: []string{p.ScopePrefix}})
+		rows = append(rows, Row{Producer: name, Key: p.Attribute, Meaning: MeaningFirstContent.String(), Unit: p.Unit, Rank: prioProducerExact, Source: "derive::content_exact_producers"})
+	}
+	rows = append(rows, c.Rows...)
+	t, err := newRowTable(prods, rows)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(t.named); n > maxScopeRows {
+		return nil, fmt.Errorf("derive::rows: at most %d rows for named producers, got %d", maxScopeRows, n)
+	}
+	return t, nil
 }

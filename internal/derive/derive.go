@@ -74,6 +74,9 @@ type Stats struct {
 	// ValuesRejected counts evidence values refused: wrong type, NaN/Inf,
 	// negative, beyond the span's duration or above max_ttft_seconds.
 	ValuesRejected int64
+	// Untrusted counts values named like a TTFT from a producer whose
+	// number is known not to be one (the producer table's not_ttft rows).
+	Untrusted int64
 }
 
 // Add accumulates o into s.
@@ -89,6 +92,7 @@ func (s *Stats) Add(o Stats) {
 	s.ChunkEvents += o.ChunkEvents
 	s.EventsIgnored += o.EventsIgnored
 	s.ValuesRejected += o.ValuesRejected
+	s.Untrusted += o.Untrusted
 }
 
 // SkippedTotal sums Skipped over all reasons.
@@ -104,7 +108,7 @@ func (s *Stats) SkippedTotal() int64 {
 type Deriver struct {
 	cfg       Config
 	bands     *band.Bands
-	producers []producer
+	table     *rowTable
 	chunkName string
 	pool      sync.Pool
 	spare     atomic.Pointer[scratch]
@@ -119,12 +123,11 @@ func New(cfg Config) (*Deriver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Deriver{cfg: cfg, bands: b, chunkName: EventChunk}
-	d.producers = append(d.producers, builtinProducers...)
-	for _, p := range cfg.ContentExactProducers {
-		unit, _ := parseUnit(p.Unit)
-		d.producers = append(d.producers, producer{scopePrefix: p.ScopePrefix, attribute: p.Attribute, unit: unit})
+	t, err := cfg.table()
+	if err != nil {
+		return nil, err
 	}
+	d := &Deriver{cfg: cfg, bands: b, table: t, chunkName: EventChunk}
 	d.pool.New = func() any { return &scratch{} }
 	return d, nil
 }

@@ -54,8 +54,10 @@ const (
 // evidence is everything one span or log record says about one call. It
 // holds no maps or slices so it can live in a reused scratch slice.
 type evidence struct {
-	genai   bool // carries a GenAI signal
+	genai   bool // carries a GenAI call signal (operation, evidence, a producer's call shape)
+	target  bool // carries a provider or model (a call only on CLIENT/SERVER spans and log records)
 	notCall bool // a GenAI span that is not an LLM call (agent, tool, embeddings)
+	kind    ptrace.SpanKind
 
 	start, end  uint64
 	timingValid bool
@@ -68,6 +70,10 @@ type evidence struct {
 	chunk   timing // first_chunk evidence
 	srvTTFT timing // server-side time to first token
 	headers timing
+	// An absolute first-chunk time, resolved against the span start.
+	chunkAt     uint64
+	chunkAtSrc  string
+	chunkAtRank uint8
 
 	// From ttft.chunk events.
 	maxGap        float64
@@ -94,24 +100,29 @@ type evidence struct {
 	status        ptrace.StatusCode
 	statusMsg     string
 	errorType     string
+	errorText     string
 	excType       string
 	excMsg        string
 	httpStatus    int64
 	hasFinish     bool
 	finishError   bool
 	finishAbandon bool
-	timeout       timeoutKind
 
 	attempts      int64
 	hasAttempts   bool
 	fallbackIndex int64
 	retries       int64
-	hasBifrost    bool
+	hasFallback   bool
+	hasRetries    bool
 	gateway       bool // produced by a gateway (Bifrost, LiteLLM proxy)
+	// durationNoTTFT: the producer writes the end time as its first-token
+	// time when no chunk came, so a TTFT equal to the duration is none.
+	durationNoTTFT bool
 
 	vercel vercelOp
 
 	rejected      int64 // values refused
+	untrusted     int64 // values named like a TTFT from a producer whose number is none
 	eventsIgnored int64
 	invalidTTFT   bool // at least one TTFT value was refused
 	// durationAsTTFT: a "TTFT" equal to the duration on a call not known to
@@ -126,53 +137,74 @@ func (e *evidence) reset() {
 	}
 }
 
-// scopeInfo is what the instrumentation scope tells about its spans.
+// maxScopeRows bounds the named-producer rows that apply to one scope.
+const maxScopeRows = 64
+
+// scopeInfo is what the instrumentation scope and resource tell about their
+// spans: which producers wrote them, and those producers' rows.
 type scopeInfo struct {
-	exact     [maxScopeProducers]producer
-	nExact    int
-	envoy     bool // Envoy AI Gateway writes First Token Stream Event at stream end
-	gateway   bool
-	anthropic bool
-	aisdk     bool
+	producers producerSet
+	attrs     [maxScopeRows]*Row
+	nAttrs    int
+	events    [maxScopeRows]*Row
+	nEvents   int
+
+	gateway        bool // a gateway's view: ttft.observer=gateway
+	cacheExcluded  bool // input tokens exclude cached input (Anthropic)
+	durationNoTTFT bool // a "TTFT" equal to the duration is none, streamed or not
 }
 
-// envoyResource reports whether a resource is Envoy AI Gateway, from its
-// service.name. Callers work it out once per resource: scanning the name
-// once per scope would cost the name's length times the scope count.
-func envoyResource(res pcommon.Resource) bool {
-	v, ok := res.Attributes().Get("service.name")
-	return ok && v.Type() == pcommon.ValueTypeStr && envoyName(v.Str())
-}
-
-func envoyName(s string) bool {
-	return containsFold(s, "envoy") || containsFold(s, "ai-gateway") || containsFold(s, "aigw")
-}
-
-// scopeInfo reads a scope's name; envoyRes is envoyResource of its resource.
-func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, envoyRes bool) scopeInfo {
+// scopeInfo resolves a scope; resNames is resourceNames of its resource.
+func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, names *resNames) scopeInfo {
 	var si scopeInfo
-	name := scope.Name()
-	for _, p := range d.producers {
-		if si.nExact < maxScopeProducers && strings.HasPrefix(name, p.scopePrefix) {
-			si.exact[si.nExact] = p
-			si.nExact++
+	t := d.table
+	si.producers = t.match(scope.Name(), names)
+	if si.producers == 0 {
+		return si
+	}
+	for i := range t.producers {
+		if !si.producers.has(i) {
+			continue
+		}
+		p := &t.producers[i]
+		si.gateway = si.gateway || p.Gateway
+		si.cacheExcluded = si.cacheExcluded || p.CacheExcluded
+		si.durationNoTTFT = si.durationNoTTFT || p.DurationIsNoTTFT
+	}
+	for i := range t.named {
+		row := &t.named[i]
+		if !si.producers.has(row.prod) {
+			continue
+		}
+		if row.Event {
+			si.events[si.nEvents] = row
+			si.nEvents++
+		} else {
+			si.attrs[si.nAttrs] = row
+			si.nAttrs++
 		}
 	}
-	si.anthropic = strings.HasPrefix(name, "com.anthropic.sdk")
-	si.envoy = envoyRes || envoyName(name)
-	si.gateway = hasPrefixFold(name, "bifrost") || hasPrefixFold(name, "litellm")
-	si.aisdk = name == "ai" || strings.HasPrefix(name, "@ai-sdk/")
 	return si
 }
 
-// exactUnit reports whether key is a content-exact attribute for the scope.
-func (si *scopeInfo) exactUnit(key string) (unit, bool) {
-	for i := 0; i < si.nExact; i++ {
-		if si.exact[i].attribute == key {
-			return si.exact[i].unit, true
+// attrRow finds the row for an attribute key: the scope's producers' rows
+// first (the last configured wins), then the rows for anyone.
+func (d *Deriver) attrRow(si *scopeInfo, key string) *Row {
+	for i := si.nAttrs - 1; i >= 0; i-- {
+		if si.attrs[i].Key == key {
+			return si.attrs[i]
 		}
 	}
-	return 0, false
+	return d.table.attrs[key]
+}
+
+func (d *Deriver) eventRow(si *scopeInfo, name string) *Row {
+	for i := si.nEvents - 1; i >= 0; i-- {
+		if si.events[i].Key == name {
+			return si.events[i]
+		}
+	}
+	return d.table.events[name]
 }
 
 // ttftValue validates a relative TTFT in seconds.
@@ -184,7 +216,8 @@ func (d *Deriver) ttftValue(e *evidence, f float64) (float64, bool) {
 	return f, true
 }
 
-// scanAttrs reads every attribute once. Shared by spans and log records.
+// scanAttrs reads every attribute once through the producer table. Shared
+// by spans and log records.
 func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 	for k, v := range attrs.All() {
 		if k == d.cfg.RouteAttribute && d.cfg.RouteAttribute != "" {
@@ -193,191 +226,21 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 			}
 			continue
 		}
-		if u, ok := si.exactUnit(k); ok {
-			if f, ok := number(v); ok {
-				if f, ok = d.ttftValue(e, u.seconds(f)); ok {
-					e.content.offer(f, k, prioProducerExact)
-				}
-			} else {
-				e.rejectTiming()
-			}
-			e.genai = true
-			continue
-		}
-		switch k {
-		// TTFT evidence.
-		case attrTimeToFirstChunk:
-			d.offerChunk(e, v, unitSeconds, k, prioSemconvChunk)
-		case attrClientTimeToFirstChunk:
-			d.offerChunk(e, v, unitSeconds, k, prioClientChunk)
-		case attrOpenLITTimeToFirstToken:
-			d.offerChunk(e, v, unitSeconds, k, prioOpenLIT)
-		case attrOpenLITTTFT:
-			d.offerChunk(e, v, unitSeconds, k, prioOpenLITOld)
-		case attrVercelMsToFirstChunk:
-			d.offerChunk(e, v, unitMillis, k, prioVercelAttr)
-		case attrVercelStreamMsToFirst:
-			d.offerChunk(e, v, unitMillis, k, prioVercelStreamAttr)
-		case attrTTFTMs:
-			d.offerChunk(e, v, unitMillis, k, prioTTFTMs)
-		case attrBifrostTimeToFirstToken:
-			if f, ok := number(v); ok {
-				if f, ok = d.ttftValue(e, nanosWithSanity(f)); ok {
-					e.chunk.offer(f, k, prioBifrostNs)
-				}
-			} else {
-				e.rejectTiming()
-			}
-			e.genai = true
-		case attrLangfuseCompletionStart:
-			if t, ok := absTime(v); ok {
-				// Resolved against the start once the span's times are known.
-				e.chunk.offer(float64(t), k, prioLangfuse)
-			} else {
-				e.rejectTiming()
-			}
-		case attrVLLMTimeToFirstToken:
-			if f, ok := number(v); ok {
-				if f, ok = d.ttftValue(e, f); ok {
-					e.srvTTFT.offer(f, k, 0)
-				}
-			} else {
-				e.rejectTiming()
-			}
-			e.genai = true
-		case attrTTFTTimeToHeaders:
-			if f, ok := number(v); ok {
-				if f, ok = d.ttftValue(e, f); ok {
-					e.headers.offer(f, k, 0)
-				}
-			}
-
-		// Streaming.
-		case attrRequestStream, attrRequestIsStream, attrLLMIsStreaming, attrGenAIIsStreaming, attrLiteLLMStreaming:
-			if b, ok := boolish(v); ok {
-				e.setStream(b)
-			}
-		case attrInvocationParams:
-			if v.Type() == pcommon.ValueTypeStr {
-				s := v.Str()
-				switch {
-				case strings.Contains(s, `"stream":true`) || strings.Contains(s, `"stream": true`):
-					e.setStream(true)
-				case strings.Contains(s, `"stream":false`) || strings.Contains(s, `"stream": false`):
-					e.setStream(false)
-				}
-			}
-		case attrVercelOperationID:
-			if v.Type() == pcommon.ValueTypeStr {
-				e.vercelOperation(v.Str())
-			}
-		case attrOperationName:
-			e.genai = true
-			if v.Type() == pcommon.ValueTypeStr && !isCallOperation(v.Str()) {
-				e.notCall = true
-			}
-		case attrOpenInferenceKind:
-			if v.Type() == pcommon.ValueTypeStr {
-				if strings.EqualFold(v.Str(), "LLM") {
-					e.genai = true
-				} else {
-					e.notCall = true
-				}
-			}
-		case attrLLMRequestType:
-			e.genai = true
-			if v.Type() == pcommon.ValueTypeStr && !isCallOperation(v.Str()) {
-				e.notCall = true
-			}
-		case attrTraceloopSpanKind:
-			// workflow, task, agent, tool: containers of calls, not calls.
-			e.notCall = true
-		case attrLangfuseObservType:
-			if v.Type() == pcommon.ValueTypeStr {
-				if strings.EqualFold(v.Str(), "generation") {
-					e.genai = true
-				} else {
-					e.notCall = true
-				}
-			}
-
-		// Tokens.
-		case attrInputTokens:
-			e.setPrompt(0, v)
-			e.promptAdjust = true
-		case attrPromptTokens:
-			e.setPrompt(1, v)
-		case attrLLMPromptTokens:
-			e.setPrompt(2, v)
-		case attrVercelInputTokens:
-			e.setPrompt(3, v)
-		case attrVercelPromptTokens:
-			e.setPrompt(4, v)
-		case attrCacheRead, attrCacheReadLegacy, attrLLMCacheRead, attrVercelCachedInput:
-			if n, ok := count(v); ok && (!e.hasCacheRead || n > e.cacheRead) {
-				e.cacheRead, e.hasCacheRead = n, true
-			}
-		case attrCacheWrite, attrCacheCreation, attrCacheCreationLegacy, attrLLMCacheWrite:
-			if n, ok := count(v); ok && (!e.hasCacheWrite || n > e.cacheWrite) {
-				e.cacheWrite, e.hasCacheWrite = n, true
-			}
-		case attrOutputTokens, attrCompletionTokens, attrLLMCompletionTokens, attrVercelOutputTokens, attrVercelCompletionToks:
-			if n, ok := count(v); ok && (!e.hasOutput || n > e.output) {
-				e.output, e.hasOutput = n, true
-			}
-
-		// Target.
-		case attrProviderName:
-			e.setStr(&e.provider[0], v)
-		case attrSystem:
-			e.setStr(&e.provider[1], v)
-		case attrLLMProvider:
-			e.setStr(&e.provider[2], v)
-		case attrLLMSystem:
-			e.setStr(&e.provider[3], v)
-		case attrVercelProvider:
-			e.setStr(&e.provider[4], v)
-		case attrRequestModel:
-			e.setStr(&e.model[0], v)
-		case attrResponseModel:
-			e.setStr(&e.model[1], v)
-		case attrLLMModelName:
-			e.setStr(&e.model[2], v)
-		case attrVercelModelID:
-			e.setStr(&e.model[3], v)
-
-		// Outcome.
-		case attrErrorType, attrGenAIErrorType:
-			if v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
-				e.errorType = v.Str()
-			}
-		case attrHTTPStatus, attrHTTPStatusLegacy:
-			if n, ok := count(v); ok {
-				e.httpStatus = n
-			}
-		case attrFinishReasons, attrFinishReason, attrLLMFinishReason, attrVercelFinish, attrAnthropicStop:
-			e.finishReason(v)
-		case attrTTFTAttempts:
-			if n, ok := count(v); ok && n >= 1 {
-				e.attempts, e.hasAttempts = n, true
-			}
-		case attrBifrostFallback:
-			if n, ok := count(v); ok {
-				e.fallbackIndex, e.hasBifrost = n, true
-			}
-		case attrBifrostRetries:
-			if n, ok := count(v); ok {
-				e.retries, e.hasBifrost = n, true
-			}
-		default:
+		row := d.attrRow(si, k)
+		if row == nil {
 			// OpenLLMetry's indexed finish reasons: gen_ai.completion.0.finish_reason.
 			if strings.HasPrefix(k, "gen_ai.completion.") && strings.HasSuffix(k, ".finish_reason") {
 				e.finishReason(v)
 			}
+			continue
 		}
+		d.apply(e, row, v)
 	}
 	if e.provider[0] != "" || e.provider[1] != "" || e.model[0] != "" || e.model[2] != "" {
-		e.genai = true
+		e.target = true
+	}
+	if si.cacheExcluded {
+		e.anthropic = true
 	}
 	for _, p := range e.provider {
 		if p != "" {
@@ -385,6 +248,144 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 				e.anthropic = true
 			}
 			break
+		}
+	}
+}
+
+// apply reads one attribute value as its row says.
+func (d *Deriver) apply(e *evidence, row *Row, v pcommon.Value) {
+	switch row.meaning {
+	case MeaningFirstContent, MeaningFirstChunk, MeaningServerFirstToken, MeaningHeaders:
+		if row.meaning != MeaningHeaders {
+			e.genai = true
+		}
+		f, ok := number(v)
+		if !ok {
+			if row.meaning != MeaningHeaders {
+				e.rejectTiming()
+			}
+			return
+		}
+		if f, ok = d.ttftValue(e, row.unit.seconds(f)); !ok {
+			return
+		}
+		switch row.meaning {
+		case MeaningFirstContent:
+			e.content.offer(f, row.Key, row.Rank)
+		case MeaningFirstChunk:
+			e.chunk.offer(f, row.Key, row.Rank)
+		case MeaningServerFirstToken:
+			e.srvTTFT.offer(f, row.Key, row.Rank)
+		case MeaningHeaders:
+			e.headers.offer(f, row.Key, row.Rank)
+		}
+	case MeaningFirstChunkAt:
+		e.genai = true
+		if t, ok := absTime(v); ok {
+			// Resolved against the start once the span's times are known.
+			e.chunkAt, e.chunkAtSrc, e.chunkAtRank = t, row.Key, row.Rank
+		} else {
+			e.rejectTiming()
+		}
+	case MeaningNotTTFT:
+		e.genai = true
+		e.untrusted++
+
+	case MeaningStream:
+		if b, ok := boolish(v); ok {
+			e.setStream(b)
+		}
+	case MeaningStreamParams:
+		if v.Type() == pcommon.ValueTypeStr {
+			s := v.Str()
+			switch {
+			case strings.Contains(s, `"stream":true`) || strings.Contains(s, `"stream": true`):
+				e.setStream(true)
+			case strings.Contains(s, `"stream":false`) || strings.Contains(s, `"stream": false`):
+				e.setStream(false)
+			}
+		}
+	case MeaningStreamRequestType:
+		if v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			e.setStream(strings.HasSuffix(v.Str(), "_stream"))
+		}
+	case MeaningVercelOperation:
+		if v.Type() == pcommon.ValueTypeStr {
+			e.vercelOperation(v.Str())
+		}
+	case MeaningOperation:
+		e.genai = true
+		if v.Type() == pcommon.ValueTypeStr && !isCallOperation(v.Str()) {
+			e.notCall = true
+		}
+	case MeaningOpenInferenceKind:
+		if v.Type() == pcommon.ValueTypeStr {
+			if strings.EqualFold(v.Str(), "LLM") {
+				e.genai = true
+			} else {
+				e.notCall = true
+			}
+		}
+	case MeaningContainerKind:
+		// workflow, task, agent, tool: containers of calls, not calls.
+		e.notCall = true
+	case MeaningObservationType:
+		if v.Type() == pcommon.ValueTypeStr {
+			if strings.EqualFold(v.Str(), "generation") {
+				e.genai = true
+			} else {
+				e.notCall = true
+			}
+		}
+
+	case MeaningInputTokens:
+		e.setPrompt(0, v)
+		e.promptAdjust = true
+	case MeaningPromptTokens:
+		e.setPrompt(int(min(row.Rank, uint8(len(e.prompt)-1))), v)
+	case MeaningCacheReadTokens:
+		if n, ok := count(v); ok && (!e.hasCacheRead || n > e.cacheRead) {
+			e.cacheRead, e.hasCacheRead = n, true
+		}
+	case MeaningCacheWriteTokens:
+		if n, ok := count(v); ok && (!e.hasCacheWrite || n > e.cacheWrite) {
+			e.cacheWrite, e.hasCacheWrite = n, true
+		}
+	case MeaningOutputTokens:
+		if n, ok := count(v); ok && (!e.hasOutput || n > e.output) {
+			e.output, e.hasOutput = n, true
+		}
+
+	case MeaningProvider:
+		e.setStr(&e.provider[min(int(row.Rank), len(e.provider)-1)], v)
+	case MeaningModel:
+		e.setStr(&e.model[min(int(row.Rank), len(e.model)-1)], v)
+
+	case MeaningErrorType:
+		if v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			e.errorType = v.Str()
+		}
+	case MeaningErrorText:
+		if v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			e.errorText = v.Str()
+		}
+	case MeaningHTTPStatus:
+		if n, ok := count(v); ok {
+			e.httpStatus = n
+		}
+	case MeaningFinishReason:
+		e.finishReason(v)
+	case MeaningAttempts:
+		if n, ok := count(v); ok && n >= 1 {
+			e.attempts, e.hasAttempts = n, true
+		}
+	case MeaningFallbackIndex:
+		if n, ok := count(v); ok {
+			e.fallbackIndex, e.hasFallback = n, true
+		}
+	case MeaningRetries:
+		if n, ok := count(v); ok {
+			e.retries, e.hasRetries = n, true
 		}
 	}
 }
@@ -399,16 +400,6 @@ func (d *Deriver) offerChunk(e *evidence, v pcommon.Value, u unit, key string, p
 	if f, ok = d.ttftValue(e, u.seconds(f)); ok {
 		e.chunk.offer(f, key, prio)
 	}
-}
-
-// nanosWithSanity converts Bifrost's nanoseconds. A value too small to be
-// nanoseconds of a network round trip (< 10 µs) was written in another unit
-// by an older release: read it as milliseconds.
-func nanosWithSanity(f float64) float64 {
-	if f > 0 && f < 1e4 {
-		return f / 1e3
-	}
-	return f / 1e9
 }
 
 // rejectTiming counts a TTFT value that cannot be used.
@@ -506,17 +497,15 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	if e.timingValid {
 		e.duration = float64(e.end-e.start) / 1e9
 	}
-	e.server = span.Kind() == ptrace.SpanKindServer
+	e.kind = span.Kind()
+	e.server = e.kind == ptrace.SpanKindServer
 	e.gateway = si.gateway
-	e.anthropic = si.anthropic
+	e.durationNoTTFT = si.durationNoTTFT
 	st := span.Status()
 	e.status = st.Code()
 	e.statusMsg = st.Message()
 
 	d.scanAttrs(e, si, span.Attributes())
-	if si.anthropic {
-		e.anthropic = true
-	}
 	name := span.Name()
 	if e.stream == triUnknown && len(name) <= 256 && containsFold(name, "stream") {
 		e.stream = triTrue
@@ -524,12 +513,10 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	d.scanEvents(e, si, span.Events())
 
 	// Absolute completion start → relative to this span's start.
-	if e.chunk.ok && e.chunk.prio == prioLangfuse {
-		t := uint64(e.chunk.v)
-		e.chunk.ok = false
-		if e.timingValid && t >= e.start {
-			if f, ok := d.ttftValue(e, float64(t-e.start)/1e9); ok {
-				e.chunk.offer(f, e.chunk.src, prioLangfuse)
+	if e.chunkAt != 0 {
+		if e.timingValid && e.chunkAt >= e.start {
+			if f, ok := d.ttftValue(e, float64(e.chunkAt-e.start)/1e9); ok {
+				e.chunk.offer(f, e.chunkAtSrc, e.chunkAtRank)
 			}
 		} else {
 			e.rejected++
@@ -538,33 +525,57 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	}
 }
 
+// isCall applies the rule of which spans are LLM calls
+// (docs/architecture.md, "Which spans are calls"): a GenAI operation or a
+// producer's call evidence; a span with only target attributes (provider,
+// model) is a call when it is a CLIENT span (the request) or a SERVER span
+// (a gateway's or server's view of it), never an INTERNAL bookkeeping span
+// such as a gateway's key selection.
+func (e *evidence) isCall(span bool) bool {
+	switch {
+	case e.notCall:
+		return false
+	case e.genai:
+		return true
+	case !e.target:
+		return false
+	case !span:
+		return true // a log record with a target is a gateway's request record
+	}
+	return e.kind == ptrace.SpanKindClient || e.kind == ptrace.SpanKindServer
+}
+
 // Event classes, so each event's name is compared once.
 const (
 	evOther uint8 = iota
 	evChunk
 	evGenericChunk
 	evFirstToken
+	evFirstContent
 	evVercelFirstChunk
 	evHeaders
 	evException
+	evIgnored
 )
 
-func eventClass(name string) uint8 {
-	switch name {
-	case EventChunk:
-		return evChunk
-	case EventCompletionChunk, EventLLMCompletionChunk:
-		return evGenericChunk
-	case EventFirstToken:
-		return evFirstToken
-	case EventVercelFirstChunk:
-		return evVercelFirstChunk
-	case EventHeaders:
-		return evHeaders
-	case EventException:
-		return evException
+var eventClasses = [numMeanings]uint8{
+	MeaningChunkEvent:          evChunk,
+	MeaningGenericChunkEvent:   evGenericChunk,
+	MeaningFirstChunkEvent:     evFirstToken,
+	MeaningFirstContentEvent:   evFirstContent,
+	MeaningFirstChunkEventAttr: evVercelFirstChunk,
+	MeaningHeadersEvent:        evHeaders,
+	MeaningExceptionEvent:      evException,
+	MeaningIgnoredEvent:        evIgnored,
+}
+
+// eventClass looks an event name up in the producer table.
+func (d *Deriver) eventClass(si *scopeInfo, name string) (uint8, *Row) {
+	row := d.eventRow(si, name)
+	if row == nil {
+		return evOther, nil
 	}
-	return evOther
+	return eventClasses[row.meaning], row
 }
 
 // scanEvents reads at most MaxEvents span events. Times stay in integer
@@ -603,9 +614,13 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	for i := 0; i < n; i++ {
 		ev := events.At(i)
 		class := evChunk
+		var row *Row
 		if name := ev.Name(); name != EventChunk {
-			switch class = eventClass(name); class {
+			switch class, row = d.eventClass(si, name); class {
 			case evOther:
+				continue
+			case evIgnored:
+				e.genai = true
 				continue
 			case evException:
 				d.exceptionEvent(e, ev.Attributes())
@@ -613,7 +628,7 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			case evVercelFirstChunk:
 				// Trust the attribute, not the event time.
 				if v, ok := ev.Attributes().Get(attrVercelMsToFirstChunk); ok {
-					d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, prioVercelEvent)
+					d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, row.Rank)
 				}
 				e.genai = true
 				continue
@@ -669,11 +684,12 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			}
 		case evFirstToken:
 			e.genai = true
-			if !si.envoy {
-				e.chunk.offer(float64(t-e.start)/1e9, EventFirstToken, prioFirstTokenEvent)
-			}
+			e.chunk.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
+		case evFirstContent:
+			e.genai = true
+			e.content.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
 		case evHeaders:
-			e.headers.offer(float64(t-e.start)/1e9, EventHeaders, 0)
+			e.headers.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
 		}
 	}
 	e.eventsIgnored += ignored

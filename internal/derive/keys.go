@@ -19,6 +19,9 @@ const (
 	// EventVercelFirstChunk is the Vercel AI SDK's event; its time is not
 	// trusted, its ai.response.msToFirstChunk attribute is.
 	EventVercelFirstChunk = "ai.stream.firstChunk"
+	// EventLangsmithNewToken is langsmith-go's event at the first content
+	// delta → first_content.
+	EventLangsmithNewToken = "new_token"
 	// EventException is the semconv exception event.
 	EventException = "exception"
 )
@@ -109,6 +112,14 @@ const (
 	attrBifrostFallback   = "gen_ai.fallback_index"
 	attrBifrostRetries    = "gen_ai.number_of_retries"
 	attrTTFTTimeToHeaders = "ttft.time_to_headers"
+
+	// Bifrost.
+	attrRequestType         = "request.type" // chat_completion_stream, responses_stream
+	attrBifrostError        = "error"        // free text; names the stream idle timeout
+	attrBifrostStatusCode   = "status_code"
+	attrBifrostFallbackTwin = "bifrost.fallback_index"
+	attrBifrostFallbackSpan = "fallback.index"
+	attrBifrostRetriesTwin  = "bifrost.retries"
 )
 
 // Evidence priority within a class: lower wins (DESIGN §4 order).
@@ -129,22 +140,3 @@ const (
 	prioBifrostNs
 	prioNone uint8 = 255
 )
-
-// producer is one row of the content-exact producer table (DESIGN §4.2).
-type producer struct {
-	scopePrefix string
-	attribute   string
-	unit        unit
-}
-
-// builtinProducers are the instrumentations whose first-chunk attribute is
-// known to stop at the first content, tool-call or reasoning delta.
-var builtinProducers = []producer{
-	// The Anthropic SDK's own spans time the first content_block_delta.
-	{scopePrefix: "com.anthropic.sdk", attribute: attrTimeToFirstChunk, unit: unitSeconds},
-	// Vercel AI SDK v7 counts only text, reasoning and tool-call deltas.
-	{scopePrefix: "@ai-sdk/otel", attribute: attrClientTimeToFirstChunk, unit: unitSeconds},
-}
-
-// maxScopeProducers bounds how many producer rows can apply to one scope.
-const maxScopeProducers = 8

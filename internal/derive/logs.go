@@ -30,11 +30,11 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
 		res := rl.Resource()
-		envoyRes := envoyResource(res)
+		resNames := resourceNames(res)
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
-			si := d.scopeInfo(sl.Scope(), envoyRes)
+			si := d.scopeInfo(sl.Scope(), &resNames)
 			lrs := sl.LogRecords()
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
@@ -65,7 +65,8 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				e := sc.next()
 				d.scanLog(&e.ev, &si, lr)
 				st.ValuesRejected += e.ev.rejected
-				if !e.ev.genai || e.ev.notCall {
+				st.Untrusted += e.ev.untrusted
+				if !e.ev.isCall(false) {
 					st.Skipped[ReasonNotGenAI]++
 					continue
 				}
@@ -99,7 +100,6 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 func (d *Deriver) scanLog(e *evidence, si *scopeInfo, lr plog.LogRecord) {
 	e.reset()
 	e.gateway = true
-	e.anthropic = si.anthropic
 	attrs := lr.Attributes()
 	d.scanAttrs(e, si, attrs)
 	if lr.SeverityNumber() >= plog.SeverityNumberError {

@@ -21,8 +21,8 @@ func (e *evidence) timeoutOf() timeoutKind {
 			return timeoutDeadline
 		}
 	}
-	for _, typ := range [...]string{e.errorType, e.excType} {
-		if typ == "" || len(typ) > 256 {
+	for _, typ := range [...]string{e.errorType, e.excType, e.errorText} {
+		if typ == "" || len(typ) > 4096 {
 			continue
 		}
 		if containsFold(typ, "deadline") {
@@ -54,7 +54,7 @@ func (e *evidence) abandoned() bool {
 
 // failed reports an error of any kind.
 func (e *evidence) failed() bool {
-	return e.status == ptrace.StatusCodeError || e.errorType != "" || e.excType != "" ||
+	return e.status == ptrace.StatusCodeError || e.errorType != "" || e.excType != "" || e.errorText != "" ||
 		e.finishError || e.httpStatus >= 400
 }
 

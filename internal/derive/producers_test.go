@@ -388,18 +388,36 @@ func TestBifrost(t *testing.T) {
 		}
 		return m
 	}
-	rec := deriveOne(t, spanSpec{scope: "bifrost-otel-plugin", name: "gen_ai.chat", kind: ptrace.SpanKindServer, dur: time.Second, status: ptrace.StatusCodeOk,
+	// Bifrost's own TTFT attributes time the first-to-second chunk gap: no
+	// number, counted as untrusted.
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	for _, key := range []string{"gen_ai.response.time_to_first_token", "gen_ai.response.time_to_first_chunk"} {
+		td := traces(t, spanSpec{scope: "bifrost", name: "chat gpt-4o", kind: ptrace.SpanKindClient, dur: time.Second, status: ptrace.StatusCodeOk,
+			attrs: with(key, int64(180_000_000))})
+		var recs []record.Record
+		st := d.Traces(td, func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { recs = append(recs, *rec) })
+		require.Len(t, recs, 1, key)
+		rec := recs[0]
+		assert.False(t, rec.HasTimeToFirstChunk || rec.HasTimeToFirstContent, key)
+		assert.Empty(t, rec.MeasuredAt, key)
+		assert.Equal(t, int64(1), st.Untrusted, key)
+		assert.Equal(t, record.ObserverGateway, rec.Observer)
+		assert.Equal(t, int64(3), rec.Attempts, "one retry and one fallback before this attempt")
+		assert.True(t, rec.FailedOverKnown && rec.FailedOver)
+	}
+
+	// The same key from a producer not in the table is nanoseconds,
+	// sanity-checked by magnitude.
+	rec := deriveOne(t, spanSpec{scope: "some-gateway", name: "gen_ai.chat", kind: ptrace.SpanKindClient, dur: time.Second, status: ptrace.StatusCodeOk,
 		attrs: with("gen_ai.response.time_to_first_token", int64(180_000_000))})
 	assert.InDelta(t, 0.18, rec.TimeToFirstChunk, 1e-9, "nanoseconds")
 	assert.Equal(t, record.MeasuredAtFirstChunk, rec.MeasuredAt)
-	assert.Equal(t, record.ObserverGateway, rec.Observer)
-	assert.Equal(t, int64(3), rec.Attempts, "one retry and one fallback before this attempt")
-
-	rec = deriveOne(t, spanSpec{scope: "bifrost-otel-plugin", name: "gen_ai.chat", kind: ptrace.SpanKindServer, dur: time.Second,
+	rec = deriveOne(t, spanSpec{scope: "some-gateway", name: "gen_ai.chat", kind: ptrace.SpanKindClient, dur: time.Second,
 		attrs: with("gen_ai.response.time_to_first_token", 180)})
 	assert.InDelta(t, 0.18, rec.TimeToFirstChunk, 1e-9, "a value too small for nanoseconds is milliseconds")
 
-	rec = deriveOne(t, spanSpec{scope: "bifrost-otel-plugin", name: "gen_ai.chat", kind: ptrace.SpanKindServer, dur: time.Second, status: ptrace.StatusCodeError,
+	rec = deriveOne(t, spanSpec{scope: "bifrost", name: "chat gpt-4o", kind: ptrace.SpanKindClient, dur: time.Second, status: ptrace.StatusCodeError,
 		attrs: with("gen_ai.error.type", "rate_limit_error")})
 	assert.Equal(t, record.OutcomeError, rec.Outcome)
 }

@@ -1,6 +1,8 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
+	"hash/fnv"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -36,6 +38,8 @@ type entry struct {
 	parent pcommon.SpanID
 	ev     evidence
 
+	resFP     uint64 // resource fingerprint: folding never crosses resources
+
 	parentIdx int32
 	root      int32
 
@@ -61,7 +65,25 @@ type foldState struct {
 	// Over the root and its nested spans: a refused TTFT or span timing; a
 	// "TTFT" refused for equalling the duration.
 	invalidTiming, durationAsTTFT bool
+
+	// Attempts of a gateway call: per fallback index, 1 + the most retries
+	// seen (0: no attempt seen); the highest fallback index seen (-1: none).
+	fallbackAttempts [maxFallbacks]int64
+	maxFallback      int64
+	// lastAttempt: the gateway attempt span with the highest fallback index
+	// and retry count; earlier attempts were superseded (-1: none).
+	lastAttempt int32
+	// nestedClient: a CLIENT call span is folded into this root.
+	nestedClient bool
 }
+
+// maxFallbacks bounds the fallback targets counted one by one; attempts on
+// fallback indexes past it count one each.
+const maxFallbacks = 16
+
+// maxFallbackIndex caps a fallback index read from a span: no gateway tries
+// more targets than this for one request.
+const maxFallbackIndex = 1000
 
 // scratch is per-call working memory, reused so a batch allocates nothing
 // once warm. The Deriver keeps one spare across garbage collections (a
@@ -72,6 +94,10 @@ type scratch struct {
 	index   map[pcommon.SpanID]int32 // by span id alone: hashing 8 bytes, not 24
 	exact   map[spanKey]int32        // by both ids, built only for a batch where traces share span ids
 	shared  bool                     // this batch looks spans up in exact
+	// Every span of the batch, built only when a call's parent is not a
+	// call in the batch: nesting is found through intermediate spans.
+	all      map[pcommon.SpanID]int32
+	allSpans []otherSpan
 	rec     record.Record            // handed to visitors; reused so it never escapes per span
 	used    int                      // high-water mark of entries this call, cleared on release
 }
@@ -117,6 +143,14 @@ func (sc *scratch) next() *entry {
 		sc.used = len(sc.entries)
 	}
 	return &sc.entries[len(sc.entries)-1]
+}
+
+// otherSpan is what the walk through intermediate spans needs of a span.
+type otherSpan struct {
+	trace  pcommon.TraceID
+	parent pcommon.SpanID
+	resFP  uint64
+	next   int32 // next span with the same span id (another trace), -1: none
 }
 
 type spanKey struct {
@@ -182,14 +216,19 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	defer d.release(sc)
 
 	rss := td.ResourceSpans()
+	multiRes := rss.Len() > 1
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource()
-		envoyRes := envoyResource(res)
+		var fp uint64
+		if multiRes {
+			fp = resourceFingerprint(res)
+		}
+		resNames := resourceNames(res)
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
-			si := d.scopeInfo(ss.Scope(), envoyRes)
+			si := d.scopeInfo(ss.Scope(), &resNames)
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
@@ -214,7 +253,8 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				d.scanSpan(&e.ev, &si, span)
 				st.EventsIgnored += e.ev.eventsIgnored
 				st.ChunkEvents += e.ev.chunkEvents
-				if !e.ev.genai || e.ev.notCall {
+				st.Untrusted += e.ev.untrusted
+				if !e.ev.isCall(true) {
 					st.ValuesRejected += e.ev.rejected
 					st.Skipped[ReasonNotGenAI]++
 					sc.entries = sc.entries[:len(sc.entries)-1]
@@ -222,7 +262,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				}
 				d.checkTimings(&e.ev)
 				st.ValuesRejected += e.ev.rejected
-				e.res, e.span = res, span
+				e.res, e.span, e.resFP = res, span, fp
 				e.trace, e.id, e.parent = span.TraceID(), span.SpanID(), span.ParentSpanID()
 			}
 		}
@@ -230,7 +270,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	if len(sc.entries) == 0 {
 		return st
 	}
-	d.link(sc)
+	d.link(sc, td, st.Examined)
 	d.fold(sc)
 	for i := range sc.entries {
 		e := &sc.entries[i]
@@ -281,8 +321,9 @@ func (d *Deriver) checkTimings(e *evidence) {
 			e.invalidTTFT = true
 			continue
 		}
-		if e.stream != triTrue && t != &e.headers && t.prio != prioChunkEvents && t.v >= e.duration-1e-3 {
-			// Producers report the duration as "TTFT" for non-streamed calls.
+		if (e.stream != triTrue || e.durationNoTTFT) && t != &e.headers && t.prio != prioChunkEvents && t.v >= e.duration-1e-3 {
+			// Producers report the duration as "TTFT" for non-streamed calls;
+			// some (LiteLLM) for streamed calls that saw no chunk too.
 			t.ok = false
 			e.durationAsTTFT = true
 		}
@@ -297,8 +338,10 @@ func (d *Deriver) checkTimings(e *evidence) {
 	}
 }
 
-// link finds, for each GenAI span, the outermost GenAI ancestor in the batch.
-func (d *Deriver) link(sc *scratch) {
+// link finds, for each GenAI call span, the outermost GenAI call ancestor
+// in the batch: within one trace and one resource, through intermediate
+// spans that are no calls (a gateway's plugin, retry and fallback spans).
+func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 	n := len(sc.entries)
 	orphans := true
 	for i := range sc.entries {
@@ -312,11 +355,42 @@ func (d *Deriver) link(sc *scratch) {
 	if n >= linearLimit {
 		sc.buildIndex()
 	}
+	unresolved := false
 	for i := range sc.entries {
 		e := &sc.entries[i]
-		if !e.parent.IsEmpty() {
-			if p := sc.find(e.trace, e.parent); p >= 0 && p != int32(i) {
+		if e.parent.IsEmpty() {
+			continue
+		}
+		if p := sc.find(e.trace, e.parent); p >= 0 && p != int32(i) {
+			if sc.entries[p].resFP == e.resFP {
 				e.parentIdx = p
+			}
+			continue
+		}
+		unresolved = true
+	}
+	if unresolved && examined > int64(n) {
+		// Some call's parent is another kind of span of the batch: walk up
+		// through those.
+		sc.buildAll(td)
+		for i := range sc.entries {
+			e := &sc.entries[i]
+			if e.parent.IsEmpty() || e.parentIdx >= 0 {
+				continue
+			}
+			cur := e.parent
+			for hop := 0; hop < maxHops; hop++ {
+				if p := sc.find(e.trace, cur); p >= 0 {
+					if p != int32(i) && sc.entries[p].resFP == e.resFP {
+						e.parentIdx = p
+					}
+					break
+				}
+				o := sc.other(e.trace, cur)
+				if o == nil || o.resFP != e.resFP || o.parent.IsEmpty() {
+					break
+				}
+				cur = o.parent
 			}
 		}
 	}
@@ -337,6 +411,71 @@ func (d *Deriver) link(sc *scratch) {
 	}
 }
 
+// maxHops bounds the walk from a call span up through intermediate spans
+// to the next call: a gateway puts a dozen between two; a runaway chain or
+// a cycle stops here.
+const maxHops = 256
+
+// buildAll indexes every span of the batch by span id.
+func (sc *scratch) buildAll(td ptrace.Traces) {
+	if sc.all == nil {
+		sc.all = make(map[pcommon.SpanID]int32)
+	}
+	clear(sc.all)
+	sc.allSpans = sc.allSpans[:0]
+	rss := td.ResourceSpans()
+	multiRes := rss.Len() > 1
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		var fp uint64
+		if multiRes {
+			fp = resourceFingerprint(rs.Resource())
+		}
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				id := span.SpanID()
+				next := int32(-1)
+				if prev, ok := sc.all[id]; ok {
+					next = prev
+				}
+				sc.all[id] = int32(len(sc.allSpans))
+				sc.allSpans = append(sc.allSpans, otherSpan{trace: span.TraceID(), parent: span.ParentSpanID(), resFP: fp, next: next})
+			}
+		}
+	}
+}
+
+// other finds a span of the batch by trace and span id.
+func (sc *scratch) other(trace pcommon.TraceID, id pcommon.SpanID) *otherSpan {
+	i, ok := sc.all[id]
+	for ok && i >= 0 {
+		o := &sc.allSpans[i]
+		if o.trace == trace {
+			return o
+		}
+		i = o.next
+	}
+	return nil
+}
+
+// resourceFingerprint hashes a resource's attributes, independent of their
+// order, so spans of one service split over several ResourceSpans still
+// fold and those of different services never do.
+func resourceFingerprint(res pcommon.Resource) uint64 {
+	var sum uint64
+	for k, v := range res.Attributes().All() {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(k))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(v.AsString()))
+		sum += h.Sum64()
+	}
+	return sum
+}
+
 // maxNesting bounds the walk from a GenAI span up to its outermost GenAI
 // ancestor.
 const maxNesting = 64
@@ -348,7 +487,7 @@ func (d *Deriver) fold(sc *scratch) {
 		if e.root != int32(i) {
 			continue
 		}
-		e.foldState = foldState{contentFrom: -1, chunkFrom: -1, srvFrom: -1, lastInner: -1}
+		e.foldState = foldState{contentFrom: -1, chunkFrom: -1, srvFrom: -1, lastInner: -1, maxFallback: -1, lastAttempt: -1}
 	}
 	for i := range sc.entries {
 		e := &sc.entries[i]
@@ -395,6 +534,15 @@ func (d *Deriver) fold(sc *scratch) {
 				r.nestedRoute = e.ev.route
 			}
 		}
+		if e.ev.attempt() {
+			r.countAttempt(e.ev.fallbackIndex, e.ev.retries)
+			if r.lastAttempt < 0 || laterAttempt(&e.ev, &sc.entries[r.lastAttempt].ev) {
+				r.lastAttempt = idx
+			}
+		}
+		if !isRoot && e.ev.kind == ptrace.SpanKindClient {
+			r.nestedClient = true
+		}
 		if !isRoot && e.ev.vercel == vercelInner {
 			if e.ev.failed() {
 				r.failedInner++
@@ -410,6 +558,9 @@ func (d *Deriver) fold(sc *scratch) {
 		r := &sc.entries[e.root]
 		if e.root != int32(i) && e.ev.vercel == vercelInner && r.lastInner != int32(i) {
 			continue // an earlier attempt or step; the last one decides
+		}
+		if e.ev.attempt() && r.lastAttempt != int32(i) {
+			continue // a gateway attempt that a retry or fallback superseded
 		}
 		o := e.ev.outcome(r.contentSeen())
 		if r.outcome == "" || severity(o) > severity(r.outcome) {
@@ -457,6 +608,52 @@ func (r *entry) pick(sc *scratch, idx int32, k int, from *int32) {
 		// first to start is the call the user saw.
 		*from = idx
 	}
+}
+
+// attempt reports a gateway attempt span (it says which fallback target and
+// retry it was).
+func (e *evidence) attempt() bool { return e.hasFallback || e.hasRetries }
+
+// laterAttempt orders gateway attempts: fallback index, then retries, then
+// start time.
+func laterAttempt(a, b *evidence) bool {
+	if a.fallbackIndex != b.fallbackIndex {
+		return a.fallbackIndex > b.fallbackIndex
+	}
+	if a.retries != b.retries {
+		return a.retries > b.retries
+	}
+	return a.start > b.start
+}
+
+// countAttempt records a gateway attempt: the fallback target it went to
+// and the retries of that target before it.
+func (r *entry) countAttempt(fallback, retries int64) {
+	fallback = min(fallback, maxFallbackIndex)
+	retries = min(retries, maxFallbackIndex)
+	if fallback > r.maxFallback {
+		r.maxFallback = fallback
+	}
+	if fallback < maxFallbacks && retries+1 > r.fallbackAttempts[fallback] {
+		r.fallbackAttempts[fallback] = retries + 1
+	}
+}
+
+// gatewayAttempts counts the attempts of a gateway call: every fallback
+// target up to the highest one seen was tried at least once, each as often
+// as its retries say. ok is false when no span said.
+func (r *entry) gatewayAttempts() (n int64, failedOver, ok bool) {
+	if r.maxFallback < 0 {
+		return 0, false, false
+	}
+	for f := int64(0); f <= r.maxFallback; f++ {
+		if f < maxFallbacks {
+			n += max(r.fallbackAttempts[f], 1)
+		} else {
+			n++
+		}
+	}
+	return n, r.maxFallback > 0, true
 }
 
 func (r *entry) contentSeen() bool {

@@ -15,6 +15,11 @@ const (
 	unitSeconds unit = iota
 	unitMillis
 	unitNanos
+	unitMicros
+	// unitNanosOrMillis: nanoseconds, but a value too small to be
+	// nanoseconds of a network round trip (< 10 µs) was written in
+	// milliseconds by an older release.
+	unitNanosOrMillis
 )
 
 func parseUnit(s string) (unit, bool) {
@@ -25,6 +30,10 @@ func parseUnit(s string) (unit, bool) {
 		return unitMillis, true
 	case "ns":
 		return unitNanos, true
+	case "us":
+		return unitMicros, true
+	case "ns_or_ms":
+		return unitNanosOrMillis, true
 	}
 	return unitSeconds, false
 }
@@ -34,6 +43,13 @@ func (u unit) seconds(v float64) float64 {
 	case unitMillis:
 		return v / 1e3
 	case unitNanos:
+		return v / 1e9
+	case unitMicros:
+		return v / 1e6
+	case unitNanosOrMillis:
+		if v > 0 && v < 1e4 {
+			return v / 1e3
+		}
 		return v / 1e9
 	}
 	return v

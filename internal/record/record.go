@@ -31,6 +31,10 @@ const (
 	KeyOutputTokens = "ttft.output_tokens"
 	KeyStreamed     = "ttft.streamed"
 	KeySource       = "ttft.source"
+	// KeyFailedOver says whether another target was tried before the one
+	// that answered (a retry of the same target is an attempt, not a
+	// failover). Absent when the source cannot tell.
+	KeyFailedOver = "ttft.failed_over"
 	// KeyNestedIn marks a span whose evidence was folded into an enclosing
 	// span's record (value: that span's id), so nothing counts it twice.
 	KeyNestedIn = "ttft.nested_in"
@@ -105,6 +109,10 @@ type Record struct {
 	// Streamed is meaningful only when StreamedKnown.
 	Streamed      bool
 	StreamedKnown bool
+	// FailedOver is meaningful only when FailedOverKnown; otherwise more
+	// than one attempt is read as a failover.
+	FailedOver      bool
+	FailedOverKnown bool
 
 	Outcome    string
 	PromptBand string
@@ -135,6 +143,15 @@ func (r *Record) TTFT() (float64, bool) {
 	return 0, false
 }
 
+// DidFailOver reports whether another target was tried before the one that
+// answered: as the source said, else whether there was more than one attempt.
+func (r *Record) DidFailOver() bool {
+	if r.FailedOverKnown {
+		return r.FailedOver
+	}
+	return r.Attempts > 1
+}
+
 // FirstContentSeen reports whether the request is known to have produced content.
 func (r *Record) FirstContentSeen() bool {
 	if r.HasTimeToFirstContent || (r.HasContentChunks && r.ContentChunks > 0) {
@@ -159,6 +176,9 @@ func (r *Record) Write(attrs pcommon.Map) {
 	putInt(attrs, KeyOutputTokens, r.OutputTokens, r.HasOutputTokens)
 	if r.StreamedKnown {
 		attrs.PutBool(KeyStreamed, r.Streamed)
+	}
+	if r.FailedOverKnown {
+		attrs.PutBool(KeyFailedOver, r.FailedOver)
 	}
 	putStr(attrs, KeyOutcome, r.Outcome)
 	putStr(attrs, KeyPromptBand, r.PromptBand)
@@ -277,6 +297,10 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 		case KeyStreamed:
 			if v.Type() == pcommon.ValueTypeBool {
 				r.Streamed, r.StreamedKnown = v.Bool(), true
+			}
+		case KeyFailedOver:
+			if v.Type() == pcommon.ValueTypeBool {
+				r.FailedOver, r.FailedOverKnown = v.Bool(), true
 			}
 		case KeyPromptBand:
 			r.PromptBand = strValue(v)
