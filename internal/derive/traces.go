@@ -38,7 +38,7 @@ type entry struct {
 	parent pcommon.SpanID
 	ev     evidence
 
-	resFP     uint64 // resource fingerprint: folding never crosses resources
+	resFP uint64 // resource fingerprint: folding never crosses resources
 
 	parentIdx int32
 	root      int32
@@ -98,8 +98,8 @@ type scratch struct {
 	// call in the batch: nesting is found through intermediate spans.
 	all      map[pcommon.SpanID]int32
 	allSpans []otherSpan
-	rec     record.Record            // handed to visitors; reused so it never escapes per span
-	used    int                      // high-water mark of entries this call, cleared on release
+	rec      record.Record // handed to visitors; reused so it never escapes per span
+	used     int           // high-water mark of entries this call, cleared on release
 }
 
 // acquire takes the spare working memory, else one from the pool.
