@@ -101,8 +101,9 @@ func (c *Config) table() (*rowTable, error) {
 		prods = append(prods, ProducerMatch{Name: name, ScopePrefixes: []string{p.ScopePrefix}})
 		rows = append(rows, Row{Producer: name, Key: p.Attribute, Meaning: MeaningFirstContent.String(), Unit: p.Unit, Rank: prioProducerExact, Source: "derive::content_exact_producers"})
 	}
+	configured := len(rows)
 	rows = append(rows, c.Rows...)
-	t, err := newRowTable(prods, rows)
+	t, err := newRowTable(prods, rows, configured)
 	if err != nil {
 		return nil, err
 	}

@@ -319,8 +319,9 @@ type rowTable struct {
 }
 
 // newRowTable resolves producers and rows (defaults first, then the
-// configured ones, which win on the same producer and key).
-func newRowTable(prods []ProducerMatch, rows []Row) (*rowTable, error) {
+// configured ones, which win on the same producer and key); rows from
+// configured on are derive::rows, so errors name them by their index there.
+func newRowTable(prods []ProducerMatch, rows []Row, configured int) (*rowTable, error) {
 	t := &rowTable{attrs: map[string]*Row{}, events: map[string]*Row{}}
 	byName := map[string]int{}
 	for _, p := range prods {
@@ -334,8 +335,9 @@ func newRowTable(prods []ProducerMatch, rows []Row) (*rowTable, error) {
 	if len(t.producers) > 64 {
 		return nil, fmt.Errorf("derive::producers: at most 64 producers, got %d", len(t.producers))
 	}
-	for i := range rows {
-		row := rows[i]
+	for n := range rows {
+		row := rows[n]
+		i := n - configured // the index in derive::rows
 		m, ok := parseMeaning(row.Meaning)
 		if !ok {
 			return nil, fmt.Errorf("derive::rows[%d]::meaning %q: use one of %s", i, row.Meaning, strings.Join(meaningNames[1:], ", "))

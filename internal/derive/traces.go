@@ -321,11 +321,17 @@ func (d *Deriver) checkTimings(e *evidence) {
 			e.invalidTTFT = true
 			continue
 		}
-		if (e.stream != triTrue || e.durationNoTTFT) && t != &e.headers && t.prio != prioChunkEvents && t.v >= e.duration-1e-3 {
-			// Producers report the duration as "TTFT" for non-streamed calls;
-			// some (LiteLLM) for streamed calls that saw no chunk too.
-			t.ok = false
-			e.durationAsTTFT = true
+		if t != &e.headers && t.prio != prioChunkEvents && t.v >= e.duration-1e-3 {
+			switch {
+			case e.stream != triTrue:
+				// Producers report the duration as "TTFT" for non-streamed calls.
+				t.ok = false
+				e.durationAsTTFT = true
+			case e.durationNoTTFT:
+				// Some (LiteLLM) write the end time as the first-token time
+				// of a streamed call that saw no chunk: no evidence.
+				t.ok = false
+			}
 		}
 	}
 	if e.content.ok && e.chunk.ok && e.chunk.v > e.content.v {

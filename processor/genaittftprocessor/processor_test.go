@@ -124,6 +124,7 @@ func TestGolden(t *testing.T) {
 		{name: "vercel_ai_first_chunk", input: fixture("vercel-ai/normal.traces.json")},
 		{name: "openlit_nonstream", input: fixture("openlit-openai/nonstream.traces.json")},
 		{name: "anthropic_error_midstream", input: fixture("anthropic-native/error_midstream.traces.json")},
+		{name: "bifrost_fallback", input: fixture("bifrost-gateway/fallback_rule_429.traces.json")},
 		{name: "chunk_events", input: func(*testing.T) ptrace.Traces { return chunkedTraces() }},
 		{name: "chunk_events_dropped", input: func(*testing.T) ptrace.Traces { return chunkedTraces() }, drop: true},
 	}
@@ -204,6 +205,35 @@ func TestStampsNestedAndDrops(t *testing.T) {
 	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_skipped", map[string]string{"signal": "traces", "reason": "not_genai"}, 1)
 	assertSum(t, tel, "otelcol_processor_genai_ttft_spans_nested", map[string]string{"signal": "traces"}, 2)
 	assertSum(t, tel, "otelcol_processor_genai_ttft_chunk_events_dropped", nil, 6)
+}
+
+func TestBifrostTraceOneRecordPerRequest(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	p, sink := newTraces(t, createDefaultConfig(), tel)
+	// Two requests, each 429 → retry 429 → fallback that answered.
+	require.NoError(t, p.ConsumeTraces(context.Background(), fixture("bifrost-gateway/fallback_rule_429.traces.json")(t)))
+	var stamped []record.Record
+	rss := sink.AllTraces()[0].ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		for _, ss := range rss.At(i).ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				if rec, ok := record.Read(span.Attributes()); ok {
+					assert.Equal(t, ptrace.SpanKindServer, span.Kind(), "the record is on the request's SERVER span")
+					stamped = append(stamped, rec)
+				}
+			}
+		}
+	}
+	require.Len(t, stamped, 2)
+	for _, rec := range stamped {
+		assert.Equal(t, int64(3), rec.Attempts)
+		assert.True(t, rec.FailedOver && rec.FailedOverKnown)
+		assert.Equal(t, record.OutcomeComplete, rec.Outcome)
+		assert.Empty(t, rec.MeasuredAt, "Bifrost's span attributes are no TTFT")
+		assert.Equal(t, record.ObserverGateway, rec.Observer)
+	}
+	assertSum(t, tel, "otelcol_processor_genai_ttft_evidence_rejected", map[string]string{"kind": "untrusted_producer"}, 4)
 }
 
 // assertSum finds the data point with exactly these attributes.

@@ -33,10 +33,11 @@ type telemetry struct {
 	dropped  metric.Int64Counter
 	rejected metric.Int64Counter
 
-	signalOpts [numSignals]metric.AddOption
-	reasonOpts [numSignals][derive.NumReasons]metric.AddOption
-	valueOpt   metric.AddOption
-	eventOpt   metric.AddOption
+	signalOpts   [numSignals]metric.AddOption
+	reasonOpts   [numSignals][derive.NumReasons]metric.AddOption
+	valueOpt     metric.AddOption
+	eventOpt     metric.AddOption
+	untrustedOpt metric.AddOption
 
 	logger   *zap.Logger
 	interval time.Duration
@@ -68,7 +69,7 @@ func newTelemetry(set component.TelemetrySettings, interval time.Duration) (*tel
 		metric.WithUnit("{event}"))
 	err = errors.Join(err, e)
 	t.rejected, e = meter.Int64Counter("otelcol_processor_genai_ttft_evidence_rejected",
-		metric.WithDescription("Evidence refused, by kind: value (unusable TTFT or token value) or event (past max_events or outside the span)."),
+		metric.WithDescription("Evidence refused, by kind: value (unusable TTFT or token value), event (past max_events or outside the span) or untrusted_producer (a value named like a TTFT from a producer whose number is none, e.g. Bifrost's)."),
 		metric.WithUnit("{value}"))
 	err = errors.Join(err, e)
 	for s := range numSignals {
@@ -80,6 +81,7 @@ func newTelemetry(set component.TelemetrySettings, interval time.Duration) (*tel
 	}
 	t.valueOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "value")))
 	t.eventOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "event")))
+	t.untrustedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "untrusted_producer")))
 	return t, err
 }
 
@@ -104,6 +106,9 @@ func (t *telemetry) report(ctx context.Context, signal int, st *derive.Stats, dr
 	}
 	if st.EventsIgnored > 0 {
 		t.rejected.Add(ctx, st.EventsIgnored, t.eventOpt)
+	}
+	if st.Untrusted > 0 {
+		t.rejected.Add(ctx, st.Untrusted, t.untrustedOpt)
 	}
 	t.maybeLog(signal, st)
 }
