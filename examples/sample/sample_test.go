@@ -110,7 +110,7 @@ func TestSampleIsSmallAndRealistic(t *testing.T) {
 	if failovers == 0 || slow == 0 {
 		t.Errorf("want failovers and a slow tail, got %d failovers, %d rows over 8 s", failovers, slow)
 	}
-	// p99.9 needs 1,000 successful samples per target and band (DESIGN §2).
+	// p99.9 needs 1,000 successful samples per target and band (docs/architecture.md §2).
 	big := 0
 	for _, n := range okPerTarget {
 		if n >= 1000 {

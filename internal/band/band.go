@@ -1,4 +1,4 @@
-// Package band labels requests by prompt size (DESIGN §1).
+// Package band labels requests by prompt size (docs/architecture.md §1).
 package band // import "github.com/otelcol-ttft/otelcol-ttft/internal/band"
 
 import (

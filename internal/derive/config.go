@@ -8,7 +8,7 @@ import (
 )
 
 // Config is the `derive:` block shared by the genai_ttft processor and
-// connector (DESIGN §8).
+// connector (docs/architecture.md §8).
 type Config struct {
 	// PromptBands are the band boundaries in input tokens.
 	PromptBands []int64 `mapstructure:"prompt_bands"`
@@ -22,7 +22,7 @@ type Config struct {
 	MaxTTFTSeconds float64 `mapstructure:"max_ttft_seconds"`
 	// ContentExactProducers extends the built-in table of instrumentation
 	// scopes whose time_to_first_chunk attribute is known to stop at the
-	// first content delta (DESIGN §4.2).
+	// first content delta (docs/architecture.md §4).
 	ContentExactProducers []Producer `mapstructure:"content_exact_producers"`
 	// Producers adds producers (or replaces a built-in one of the same
 	// name) for Rows to refer to.
@@ -42,7 +42,7 @@ type Producer struct {
 	Unit string `mapstructure:"unit"`
 }
 
-// DefaultConfig returns the defaults of DESIGN §8.
+// DefaultConfig returns the defaults of docs/architecture.md §8.
 func DefaultConfig() Config {
 	return Config{
 		PromptBands:    append([]int64(nil), band.DefaultBoundaries...),

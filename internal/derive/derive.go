@@ -1,5 +1,5 @@
 // Package derive turns GenAI spans and log records into request records
-// (DESIGN §4, §5). It is pure: pdata in, record.Record out. The genai_ttft
+// (docs/architecture.md §4, §5). It is pure: pdata in, record.Record out. The genai_ttft
 // processor stamps what it derives; the connector derives for itself when
 // the ttft.* attributes are absent; the gateway receiver derives its log
 // records.
@@ -139,7 +139,7 @@ func (d *Deriver) Config() Config { return d.cfg }
 func (d *Deriver) Bands() *band.Bands { return d.bands }
 
 // IsChunkEvent reports whether a span event of this name is a per-chunk
-// event (DESIGN §4): the events that drop_chunk_events removes.
+// event (docs/architecture.md §4): the events that drop_chunk_events removes.
 func IsChunkEvent(name string) bool {
 	switch name {
 	case EventChunk, EventCompletionChunk, EventLLMCompletionChunk:

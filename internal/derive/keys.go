@@ -1,6 +1,6 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
-// Span event names (DESIGN §4).
+// Span event names (docs/architecture.md §4).
 const (
 	// EventChunk is this project's per-chunk event contract: one event per
 	// streamed delta, attribute AttrChunkKind says what it carried.
@@ -122,7 +122,7 @@ const (
 	attrBifrostRetriesTwin  = "bifrost.retries"
 )
 
-// Evidence priority within a class: lower wins (DESIGN §4 order).
+// Evidence priority within a class: lower wins (docs/architecture.md §4 order).
 const (
 	prioChunkEvents uint8 = iota
 	prioProducerExact

@@ -7,7 +7,7 @@ import (
 )
 
 // timeoutOf classifies a timeout from error.type, the exception event and
-// the status message (DESIGN §4 outcome rules).
+// the status message (docs/architecture.md §4 outcome rules).
 func (e *evidence) timeoutOf() timeoutKind {
 	// The Vercel AI SDK's messages say which limit fired.
 	for _, msg := range [...]string{e.excMsg, e.statusMsg} {

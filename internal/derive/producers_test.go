@@ -94,7 +94,7 @@ func chunk(at time.Duration, kind string) eventSpec {
 }
 
 // Each test below builds the span shape a producer documents and checks
-// the evidence DESIGN §4 says it yields.
+// the evidence docs/architecture.md §4 says it yields.
 
 func TestChunkEventContract(t *testing.T) {
 	rec := deriveOne(t, spanSpec{

@@ -1,5 +1,5 @@
 // Package quantile is a mergeable, bounded-memory log-bucket sketch over positive
-// float64 seconds (DESIGN §6: in-collector quantiles within 1% of exact nearest-rank).
+// float64 seconds (docs/architecture.md §6: in-collector quantiles within 1% of exact nearest-rank).
 //
 // Bucket i holds values in (γ^(i-1), γ^i] with γ = 2^(1/128), and reports the value
 // 2γ^i/(1+γ), so any quantile is within (γ-1)/(γ+1) ≈ 0.27% of a value in the

@@ -1,5 +1,5 @@
 // Package recommend turns a window of samples into timeout recommendations
-// (DESIGN §2, §8): quantile × headroom, rounded up, clamped, behind the
+// (docs/architecture.md §2, §8): quantile × headroom, rounded up, clamped, behind the
 // minimum-volume gate.
 //
 // Censoring: requests ended by timeout_first_token are right-censored samples and
@@ -25,7 +25,7 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// Signals a policy can be computed from (the histogram names of DESIGN §6 without "ttft.").
+// Signals a policy can be computed from (the histogram names of docs/architecture.md §6 without "ttft.").
 const (
 	SignalTimeToFirstToken = "time_to_first_token"
 	SignalTimeToFirstChunk = "time_to_first_chunk"
@@ -51,7 +51,7 @@ type Policy struct {
 	MeasuredAt []string      `mapstructure:"measured_at"` // accepted ttft.measured_at values; default [first_content]
 }
 
-// DefaultPolicies are the policies of DESIGN §2.
+// DefaultPolicies are the policies of docs/architecture.md §2.
 func DefaultPolicies() []Policy {
 	return []Policy{
 		{Name: "first_token", Signal: SignalTimeToFirstToken, Quantile: 0.999, Headroom: 1.25, RoundTo: 100 * time.Millisecond},

@@ -1,4 +1,4 @@
-// Package record defines the request record of DESIGN §5: one per streamed
+// Package record defines the request record of docs/architecture.md §5: one per streamed
 // LLM request, written as ttft.* attributes by the processor and the receiver
 // and read back by the connector.
 package record // import "github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -25,7 +25,7 @@ const (
 	KeyObserver           = "ttft.observer"
 	KeyRoute              = "ttft.route"
 
-	// Additions beyond DESIGN §5 (added, never renamed).
+	// Additions beyond docs/architecture.md §5 (added, never renamed).
 	KeyPromptTokens = "ttft.prompt_tokens"
 	KeyCachedTokens = "ttft.cached_tokens"
 	KeyOutputTokens = "ttft.output_tokens"
@@ -44,7 +44,7 @@ const (
 	KeyModel    = "gen_ai.request.model"
 )
 
-// Outcomes (DESIGN §1): exactly one per request.
+// Outcomes (docs/architecture.md §1): exactly one per request.
 const (
 	OutcomeComplete          = "complete"
 	OutcomeError             = "error"

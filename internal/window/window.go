@@ -1,5 +1,5 @@
 // Package window keeps the recent past of one signal as a ring of time slices
-// (DESIGN §2, §8: window 24h in 24 slices), each holding a sketch of successful
+// (docs/architecture.md §2, §8: window 24h in 24 slices), each holding a sketch of successful
 // samples and one of right-censored samples (requests cut by a first-token timeout).
 //
 // Slices are aligned to multiples of the slice length since the Unix epoch and

@@ -80,7 +80,7 @@ func BenchmarkBaselineWalk(b *testing.B) {
 	_ = sink
 }
 
-// BenchmarkFloorDesignKeys is the least any processor writing DESIGN §5's
+// BenchmarkFloorDesignKeys is the least any processor writing docs/architecture.md §5's
 // record can cost on this corpus: the walk plus the ten keys a streamed span
 // with chunk events gets (no time to headers, no route attribute), written
 // as constants through pdata's Map.Put*, with no derivation at all. Each

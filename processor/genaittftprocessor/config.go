@@ -7,7 +7,7 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
 
-// Config is the genai_ttft processor configuration (DESIGN §8). Keys are
+// Config is the genai_ttft processor configuration (docs/architecture.md §8). Keys are
 // stable: add, never rename.
 type Config struct {
 	// Derive is the derivation block the genai_ttft connector accepts too.

@@ -1,5 +1,5 @@
 // Package genaittftprocessor stamps each GenAI call span and log record
-// with its request record (DESIGN §4, §5): first-content TTFT where the
+// with its request record (docs/architecture.md §4, §5): first-content TTFT where the
 // telemetry supports it, first-chunk TTFT kept apart, outcome, prompt band,
 // attempts and timeline, as ttft.* attributes.
 package genaittftprocessor // import "github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
