@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -71,28 +71,8 @@ service:
 	spans := map[string]ptrace.Span{}
 	waitFor(t, col, 30*time.Second, "the exported file to hold every span", func() error {
 		clear(spans)
-		f, err := os.Open(out)
-		if err != nil {
+		if err := readExported(out, func(_ pcommon.Resource, span ptrace.Span) { spans[span.Name()] = span }); err != nil {
 			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-		for sc.Scan() {
-			td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(sc.Bytes())
-			if err != nil {
-				return fmt.Errorf("exported line is not OTLP/JSON: %w", err)
-			}
-			rss := td.ResourceSpans()
-			for i := 0; i < rss.Len(); i++ {
-				sss := rss.At(i).ScopeSpans()
-				for j := 0; j < sss.Len(); j++ {
-					ss := sss.At(j).Spans()
-					for k := 0; k < ss.Len(); k++ {
-						spans[ss.At(k).Name()] = ss.At(k)
-					}
-				}
-			}
 		}
 		for _, name := range []string{"Anthropic Messages", "anthropic.messages.create", "ai.streamText", "ai.streamText.doStream", "chat scn-normal"} {
 			if _, ok := spans[name]; !ok {
