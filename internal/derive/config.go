@@ -107,6 +107,9 @@ func (c *Config) table() (*rowTable, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n := len(rows); n > 1<<14 {
+		return nil, fmt.Errorf("derive::rows: at most %d rows, got %d", 1<<14, n)
+	}
 	if n := len(t.named); n > maxScopeRows {
 		return nil, fmt.Errorf("derive::rows: at most %d rows for named producers, got %d", maxScopeRows, n)
 	}

@@ -190,12 +190,15 @@ func (d *Deriver) scopeInfo(scope pcommon.InstrumentationScope, names *resNames)
 // attrRow finds the row for an attribute key: the scope's producers' rows
 // first (the last configured wins), then the rows for anyone.
 func (d *Deriver) attrRow(si *scopeInfo, key string) *Row {
+	if si.nAttrs == 0 {
+		return d.table.attrs.get(key)
+	}
 	for i := si.nAttrs - 1; i >= 0; i-- {
 		if si.attrs[i].Key == key {
 			return si.attrs[i]
 		}
 	}
-	return d.table.attrs[key]
+	return d.table.attrs.get(key)
 }
 
 func (d *Deriver) eventRow(si *scopeInfo, name string) *Row {
@@ -204,7 +207,7 @@ func (d *Deriver) eventRow(si *scopeInfo, name string) *Row {
 			return si.events[i]
 		}
 	}
-	return d.table.events[name]
+	return d.table.events.get(name)
 }
 
 // ttftValue validates a relative TTFT in seconds.
@@ -226,7 +229,20 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 			}
 			continue
 		}
-		row := d.attrRow(si, k)
+		var row *Row
+		if si.nAttrs == 0 && k != "" {
+			// attrRow's common case, inlined: every attribute of every span
+			// passes here.
+			t := &d.table.attrs
+			for i := t.heads[keyBucket(k)]; i >= 0; i = t.next[i] {
+				if t.keys[i] == k {
+					row = t.rows[i]
+					break
+				}
+			}
+		} else {
+			row = d.attrRow(si, k)
+		}
 		if row == nil {
 			// OpenLLMetry's indexed finish reasons: gen_ai.completion.0.finish_reason.
 			if strings.HasPrefix(k, "gen_ai.completion.") && strings.HasSuffix(k, ".finish_reason") {
@@ -525,6 +541,33 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	}
 }
 
+// mayBeCall is the pass-through fast path: a span none of whose attribute
+// keys or event names starts like a key that can make a call is no call.
+// Most spans of a traces pipeline are HTTP and database spans; they cost a
+// walk over their keys and one bit test each.
+func (d *Deriver) mayBeCall(span ptrace.Span) bool {
+	t := d.table
+	if t.noPrefilter {
+		return true
+	}
+	for k := range span.Attributes().All() {
+		if t.callKeys.has(k) {
+			return true
+		}
+	}
+	evs := span.Events()
+	n := evs.Len()
+	if n > d.cfg.MaxEvents {
+		return true // the full path counts the events it ignores
+	}
+	for i := 0; i < n; i++ {
+		if t.callEvents.has(evs.At(i).Name()) {
+			return true
+		}
+	}
+	return false
+}
+
 // isCall applies the rule of which spans are LLM calls
 // (docs/architecture.md, "Which spans are calls"): a GenAI operation or a
 // producer's call evidence; a span with only target attributes (provider,
@@ -570,12 +613,27 @@ var eventClasses = [numMeanings]uint8{
 }
 
 // eventClass looks an event name up in the producer table.
-func (d *Deriver) eventClass(si *scopeInfo, name string) (uint8, *Row) {
+func (d *Deriver) eventClass(si *scopeInfo, name string) uint8 {
 	row := d.eventRow(si, name)
 	if row == nil {
-		return evOther, nil
+		return evOther
 	}
-	return eventClasses[row.meaning], row
+	return eventClasses[row.meaning]
+}
+
+// eventAt offers the time of a first-chunk, first-content or headers event.
+func (d *Deriver) eventAt(e *evidence, si *scopeInfo, name string, class uint8, at float64) {
+	row := d.eventRow(si, name)
+	switch class {
+	case evFirstToken:
+		e.genai = true
+		e.chunk.offer(at, row.Key, row.Rank)
+	case evFirstContent:
+		e.genai = true
+		e.content.offer(at, row.Key, row.Rank)
+	case evHeaders:
+		e.headers.offer(at, row.Key, row.Rank)
+	}
 }
 
 // scanEvents reads at most MaxEvents span events. Times stay in integer
@@ -614,9 +672,8 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	for i := 0; i < n; i++ {
 		ev := events.At(i)
 		class := evChunk
-		var row *Row
 		if name := ev.Name(); name != EventChunk {
-			switch class, row = d.eventClass(si, name); class {
+			switch class = d.eventClass(si, name); class {
 			case evOther:
 				continue
 			case evIgnored:
@@ -628,7 +685,7 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			case evVercelFirstChunk:
 				// Trust the attribute, not the event time.
 				if v, ok := ev.Attributes().Get(attrVercelMsToFirstChunk); ok {
-					d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, row.Rank)
+					d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, d.eventRow(si, ev.Name()).Rank)
 				}
 				e.genai = true
 				continue
@@ -682,14 +739,10 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			if t > lastGeneric {
 				lastGeneric = t
 			}
-		case evFirstToken:
-			e.genai = true
-			e.chunk.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
-		case evFirstContent:
-			e.genai = true
-			e.content.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
-		case evHeaders:
-			e.headers.offer(float64(t-e.start)/1e9, row.Key, row.Rank)
+		case evFirstToken, evFirstContent, evHeaders:
+			// Rare events: their row is looked up again rather than
+			// carried through the per-chunk loop.
+			d.eventAt(e, si, ev.Name(), class, float64(t-e.start)/1e9)
 		}
 	}
 	e.eventsIgnored += ignored

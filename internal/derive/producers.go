@@ -124,6 +124,36 @@ func parseMeaning(s string) (Meaning, bool) {
 	return meaningNone, false
 }
 
+// callSignal reports whether a value of this meaning can make a span a
+// call on its own (docs/architecture.md §4, "Which spans are calls").
+func (m Meaning) callSignal() bool {
+	switch m {
+	case MeaningFirstContent, MeaningFirstChunk, MeaningServerFirstToken, MeaningFirstChunkAt, MeaningNotTTFT,
+		MeaningOperation, MeaningOpenInferenceKind, MeaningObservationType, MeaningVercelOperation,
+		MeaningProvider, MeaningModel,
+		MeaningChunkEvent, MeaningGenericChunkEvent, MeaningFirstChunkEvent, MeaningFirstContentEvent,
+		MeaningFirstChunkEventAttr, MeaningIgnoredEvent:
+		return true
+	}
+	return false
+}
+
+// bigrams is a set of two-byte key prefixes.
+type bigrams [1 << 16 / 64]uint64
+
+func (b *bigrams) add(k string) {
+	i := uint(k[0])<<8 | uint(k[1])
+	b[i>>6] |= 1 << (i & 63)
+}
+
+func (b *bigrams) has(k string) bool {
+	if len(k) < 2 {
+		return false
+	}
+	i := uint(k[0])<<8 | uint(k[1])
+	return b[i>>6]&(1<<(i&63)) != 0
+}
+
 // timing reports whether the meaning is a TTFT-like duration.
 func (m Meaning) timing() bool {
 	switch m {
@@ -312,17 +342,26 @@ func DefaultRows() []Row {
 // rowTable is the resolved table: the rows for anyone by key, and the rows
 // of named producers, looked up per scope.
 type rowTable struct {
+	// callKeys holds the first two bytes of every key that can make a span
+	// a call (and of ttft.*, for records read back): a span with none of
+	// them is no call, decided without looking any key up.
+	callKeys   bigrams
+	callEvents bigrams
+	// noPrefilter: some call key is shorter than two bytes.
+	noPrefilter bool
+
 	producers []ProducerMatch
-	attrs     map[string]*Row // producer-neutral attribute rows
-	events    map[string]*Row // producer-neutral event rows
-	named     []Row           // rows of named producers
+	attrs     keyTable // producer-neutral attribute rows
+	events    keyTable // producer-neutral event rows
+	named     []Row    // rows of named producers
 }
 
 // newRowTable resolves producers and rows (defaults first, then the
 // configured ones, which win on the same producer and key); rows from
 // configured on are derive::rows, so errors name them by their index there.
 func newRowTable(prods []ProducerMatch, rows []Row, configured int) (*rowTable, error) {
-	t := &rowTable{attrs: map[string]*Row{}, events: map[string]*Row{}}
+	t := &rowTable{}
+	attrs, events := map[string]*Row{}, map[string]*Row{}
 	byName := map[string]int{}
 	for _, p := range prods {
 		if i, ok := byName[p.Name]; ok {
@@ -353,6 +392,15 @@ func newRowTable(prods []ProducerMatch, rows []Row, configured int) (*rowTable, 
 			return nil, fmt.Errorf("derive::rows[%d]::key is required", i)
 		}
 		row.meaning, row.unit, row.prod = m, u, -1
+		if m.callSignal() {
+			if len(row.Key) < 2 {
+				t.noPrefilter = true
+			} else if row.Event {
+				t.callEvents.add(row.Key)
+			} else {
+				t.callKeys.add(row.Key)
+			}
+		}
 		if row.Producer != "" {
 			p, ok := byName[row.Producer]
 			if !ok {
@@ -364,11 +412,13 @@ func newRowTable(prods []ProducerMatch, rows []Row, configured int) (*rowTable, 
 		}
 		r := row
 		if row.Event {
-			t.events[row.Key] = &r
+			events[row.Key] = &r
 		} else {
-			t.attrs[row.Key] = &r
+			attrs[row.Key] = &r
 		}
 	}
+	t.attrs, t.events = newKeyTable(attrs), newKeyTable(events)
+	t.callKeys.add("ttft.") // a record stamped upstream, or a nested marker
 	return t, nil
 }
 
@@ -434,4 +484,53 @@ func resourceNames(res pcommon.Resource) resNames {
 		}
 	}
 	return names
+}
+
+// keyTable finds the row of an attribute key or event name: chained
+// buckets on the key's length and two of its bytes, so a miss (most of a
+// span's attributes) costs a few instructions and a hit one string
+// compare, well below hashing the whole key for a map. Attributes are
+// looked up once each on every span of a traces pipeline.
+type keyTable struct {
+	heads [keyBuckets]int16 // first key of each bucket, -1: none
+	next  []int16
+	keys  []string
+	rows  []*Row
+}
+
+const keyBuckets = 2048
+
+func keyBucket(k string) uint {
+	n := uint(len(k))
+	return (n*37 + uint(k[n-1])*5 + uint(k[n/2])) & (keyBuckets - 1)
+}
+
+func newKeyTable(rows map[string]*Row) keyTable {
+	var t keyTable
+	for i := range t.heads {
+		t.heads[i] = -1
+	}
+	for k, r := range rows {
+		if k == "" {
+			continue
+		}
+		b := keyBucket(k)
+		t.next = append(t.next, t.heads[b])
+		t.heads[b] = int16(len(t.keys))
+		t.keys = append(t.keys, k)
+		t.rows = append(t.rows, r)
+	}
+	return t
+}
+
+func (t *keyTable) get(k string) *Row {
+	if len(k) == 0 {
+		return nil
+	}
+	for i := t.heads[keyBucket(k)]; i >= 0; i = t.next[i] {
+		if t.keys[i] == k {
+			return t.rows[i]
+		}
+	}
+	return nil
 }

@@ -220,19 +220,33 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		res := rs.Resource()
+		// What the resource and scope say is worked out at their first
+		// span that may be a call: a batch of plain spans pays nothing.
 		var fp uint64
-		if multiRes {
-			fp = resourceFingerprint(res)
-		}
-		resNames := resourceNames(res)
+		var resNames resNames
+		resReady := false
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
-			si := d.scopeInfo(ss.Scope(), &resNames)
+			var si scopeInfo
+			siReady := false
 			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++
+				if !d.mayBeCall(span) {
+					st.Skipped[ReasonNotGenAI]++
+					continue
+				}
+				if !resReady {
+					if multiRes {
+						fp = resourceFingerprint(res)
+					}
+					resNames, resReady = resourceNames(res), true
+				}
+				if !siReady {
+					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
+				}
 				switch record.Inspect(span.Attributes(), &sc.rec) {
 				case record.StateNested:
 					st.Nested++

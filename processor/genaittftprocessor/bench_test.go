@@ -23,12 +23,16 @@ const (
 // benchTraces is 1,000 GenAI spans, each with 30 ttft.chunk events.
 func benchTraces() ptrace.Traces { return derivetest.ChunkedSpans(benchSpans, benchChunks, 1) }
 
+// plainSpans is 1,000 ordinary HTTP and database spans, no LLM calls.
+func plainSpans() ptrace.Traces { return derivetest.PlainSpans(benchSpans) }
+
 // runBench hands each iteration a fresh copy of the input, made outside
 // the timer: the processor writes attributes, and a span already stamped
 // is only read back. One reused copy keeps the live heap small, so the
 // garbage collector does not bill the copies to the measured code.
-func runBench(b *testing.B, fn func(ptrace.Traces)) {
-	src := benchTraces()
+func runBench(b *testing.B, fn func(ptrace.Traces)) { runBenchOn(b, benchTraces(), fn) }
+
+func runBenchOn(b *testing.B, src ptrace.Traces, fn func(ptrace.Traces)) {
 	td := ptrace.NewTraces()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -148,5 +152,28 @@ func BenchmarkDeriveOnly(b *testing.B) {
 	}
 	runBench(b, func(td ptrace.Traces) {
 		d.Traces(td, func(pcommon.Resource, ptrace.Span, *record.Record) {})
+	})
+}
+
+// BenchmarkPlainWalk walks 1,000 plain spans (no LLM calls): the floor of
+// the pass-through path.
+func BenchmarkPlainWalk(b *testing.B) {
+	var sink int
+	runBenchOn(b, plainSpans(), func(td ptrace.Traces) { sink += walk(td, nil) })
+	_ = sink
+}
+
+// BenchmarkPlainProcessor runs the processor on the same plain spans: they
+// pass untouched, with no allocation per batch.
+func BenchmarkPlainProcessor(b *testing.B) {
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	runBenchOn(b, plainSpans(), func(td ptrace.Traces) {
+		if err := p.ConsumeTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
 	})
 }
