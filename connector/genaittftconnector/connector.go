@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -36,6 +37,7 @@ type ttftConnector struct {
 	deriver *derive.Deriver
 	tel     *telemetry
 	limiter *logLimiter
+	reread  metric.Int64Counter // records.go
 
 	mu  sync.Mutex
 	agg *aggregator
@@ -64,6 +66,10 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 	if err != nil {
 		return nil, err
 	}
+	reread, err := newRereadCounter(set.TelemetrySettings) // records.go
+	if err != nil {
+		return nil, err
+	}
 	return &ttftConnector{
 		logger:  set.Logger,
 		cfg:     cfg,
@@ -73,6 +79,7 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 		tel:     tel,
 		limiter: newLogLimiter(logInterval),
 		agg:     agg,
+		reread:  reread,
 		done:    make(chan struct{}),
 	}, nil
 }
@@ -214,6 +221,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		}
 	}
 	c.tel.report(ctx, signal, st)
+	addReread(ctx, c.reread, signal, ds.Reread) // records.go
 }
 
 // flush builds the metrics under the lock and sends them outside it.

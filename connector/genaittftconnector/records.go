@@ -1,0 +1,389 @@
+package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/connector"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// The traces→logs output (docs/architecture.md, scale-out): the first tier
+// assembles whole traces and derives one record per call; each record leaves
+// as one small log record that carries the ttft.* record and the resolved
+// dimensions, so a load_balancing exporter keyed on those dimensions sends
+// every record of a target to the one instance that aggregates it, and that
+// instance's logs→metrics input reads the record back as it was derived.
+
+// RecordEventName names the emitted log records.
+const RecordEventName = "ttft.request"
+
+// serviceNameKey is the only resource attribute a record keeps: enough to
+// say where it came from, small enough not to travel with every record.
+const serviceNameKey = "service.name"
+
+// RecordsConfig configures the traces→logs output.
+type RecordsConfig struct {
+	// RememberCalls is how many span ids of emitted calls are remembered to
+	// catch a call whose spans arrive in more than one batch (a span that
+	// outlived groupbytrace's wait, or a batch delivered twice): its later
+	// part is counted and not emitted again. 0 turns the memory off.
+	RememberCalls int `mapstructure:"remember_calls"`
+	// RememberFor is how long an emitted call is remembered.
+	RememberFor time.Duration `mapstructure:"remember_for"`
+}
+
+func defaultRecordsConfig() RecordsConfig {
+	return RecordsConfig{RememberCalls: 100_000, RememberFor: 2 * time.Minute}
+}
+
+func (c *RecordsConfig) validate() []error {
+	var errs []error
+	if c.RememberCalls < 0 {
+		errs = append(errs, fmt.Errorf("records::remember_calls must be >= 0 (0 turns the memory off), e.g. 100000 (got %d)", c.RememberCalls))
+	}
+	if c.RememberCalls > 0 && c.RememberFor <= 0 {
+		errs = append(errs, fmt.Errorf("records::remember_for must be > 0 when records::remember_calls is set, e.g. 2m (got %v)", c.RememberFor))
+	}
+	return errs
+}
+
+// recordsConnector turns spans into one log record per call.
+type recordsConnector struct {
+	cfg     *Config
+	deriver *derive.Deriver
+	dims    []dimension
+	isDim   map[string]bool
+	next    consumer.Logs
+	clock   clockwork.Clock
+	tel     *recordsTelemetry
+	skipTel *telemetry
+
+	mu    sync.Mutex
+	calls *callMemory // nil when records::remember_calls is 0
+
+	pending sync.Pool
+}
+
+func createTracesToLogs(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
+	c := cfg.(*Config)
+	d, err := derive.New(c.Derive)
+	if err != nil {
+		return nil, err
+	}
+	tel, err := newRecordsTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	skipTel, err := newTelemetry(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	rc := &recordsConnector{
+		cfg: c, deriver: d, dims: newDimensions(c.Dimensions), isDim: map[string]bool{},
+		next: next, clock: clockwork.FromContext(ctx), tel: tel, skipTel: skipTel,
+	}
+	for _, n := range c.Dimensions {
+		rc.isDim[n] = true
+	}
+	if c.Records.RememberCalls > 0 {
+		rc.calls = newCallMemory(c.Records.RememberCalls, c.Records.RememberFor)
+	}
+	return rc, nil
+}
+
+func (*recordsConnector) Start(context.Context, component.Host) error { return nil }
+
+func (*recordsConnector) Shutdown(context.Context) error { return nil }
+
+func (*recordsConnector) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// call is one record of a batch with the span it came from.
+type call struct {
+	rec        record.Record
+	span       ptrace.Span
+	res        pcommon.Resource
+	trace      pcommon.TraceID
+	id, parent pcommon.SpanID
+}
+
+type callBatch struct {
+	calls  []call
+	nested []callKey
+}
+
+// ConsumeTraces derives the batch, drops the later parts of calls already
+// emitted, and sends one log record per remaining call.
+func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	b, _ := c.pending.Get().(*callBatch)
+	if b == nil {
+		b = &callBatch{}
+	}
+	defer func() {
+		clear(b.calls)
+		b.calls, b.nested = b.calls[:0], b.nested[:0]
+		c.pending.Put(b)
+	}()
+	ds := c.deriver.TracesWith(td, derive.TraceVisitor{
+		Record: func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
+			b.calls = append(b.calls, call{rec: *rec, span: span, res: res,
+				trace: span.TraceID(), id: span.SpanID(), parent: span.ParentSpanID()})
+		},
+		Nested: func(_ pcommon.Resource, span ptrace.Span, _ pcommon.SpanID) {
+			b.nested = append(b.nested, callKey{span.TraceID(), span.SpanID()})
+		},
+	})
+
+	var split [numSplitParts]int64
+	keep := b.calls
+	if c.calls != nil {
+		keep = keep[:0]
+		c.mu.Lock()
+		now := c.clock.Now()
+		c.calls.expire(now)
+		for i := range b.calls {
+			it := b.calls[i]
+			if part, seen := c.calls.seen(it.trace, it.id, it.parent); seen {
+				split[part]++
+				continue
+			}
+			c.calls.add(now, callKey{it.trace, it.id}, flagCall)
+			if !it.parent.IsEmpty() {
+				c.calls.add(now, callKey{it.trace, it.parent}, flagParent)
+			}
+			keep = append(keep, it)
+		}
+		for _, k := range b.nested {
+			c.calls.add(now, k, flagCall)
+		}
+		c.mu.Unlock()
+	}
+
+	var st batchStats
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog} {
+		st.skip(r.String(), ds.Skipped[r])
+	}
+	st.skip("nested", ds.Nested)
+	c.skipTel.report(ctx, "traces", &st)
+	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
+	if len(keep) == 0 {
+		return nil
+	}
+	return c.next.ConsumeLogs(ctx, c.buildLogs(keep))
+}
+
+// buildLogs writes one log record per call, grouped by the resource the
+// spans came from.
+func (c *recordsConnector) buildLogs(calls []call) plog.Logs {
+	ld := plog.NewLogs()
+	now := pcommon.NewTimestampFromTime(c.clock.Now())
+	res := newResourceDims(len(c.dims))
+	vals := make([]string, len(c.dims))
+	var lrs plog.LogRecordSlice
+	var last pcommon.Map
+	for i := range calls {
+		it := &calls[i]
+		resAttrs := it.res.Attributes()
+		if i == 0 || resAttrs != last {
+			last = resAttrs
+			res.use(resAttrs)
+			rl := ld.ResourceLogs().AppendEmpty()
+			if v, ok := resAttrs.Get(serviceNameKey); ok && !c.isDim[serviceNameKey] {
+				v.CopyTo(rl.Resource().Attributes().PutEmpty(serviceNameKey))
+			}
+			sl := rl.ScopeLogs().AppendEmpty()
+			sl.Scope().SetName(metadata.ScopeName)
+			lrs = sl.LogRecords()
+		}
+		lr := lrs.AppendEmpty()
+		lr.SetEventName(RecordEventName)
+		lr.SetTimestamp(it.span.EndTimestamp())
+		lr.SetObservedTimestamp(now)
+		lr.SetTraceID(it.trace)
+		lr.SetSpanID(it.id)
+		attrs := lr.Attributes()
+		it.rec.Write(attrs)
+		// The values the aggregating tier will key the series on, resolved
+		// here where the span and its resource are at hand, and cut as that
+		// tier cuts them, so the load balancer routes on the series key.
+		dimValues(c.dims, &it.rec, it.span.Attributes(), res, vals)
+		for j, d := range c.dims {
+			if vals[j] != "" {
+				attrs.PutStr(d.name, vals[j])
+			}
+		}
+	}
+	res.forget()
+	return ld
+}
+
+// Parts of a call seen in more than one batch.
+const (
+	splitInner  = iota // a GenAI span whose enclosing call was already emitted
+	splitOuter         // the enclosing span of a call already emitted
+	splitRepeat        // a span already emitted (a batch delivered twice)
+	numSplitParts
+)
+
+var splitPartNames = [numSplitParts]string{"inner", "outer", "repeat"}
+
+const (
+	flagCall   uint8 = 1 << iota // the span carried or was folded into an emitted record
+	flagParent                   // the span is the parent of an emitted record's span
+)
+
+// callKey identifies a span across batches.
+type callKey struct {
+	trace pcommon.TraceID
+	span  pcommon.SpanID
+}
+
+type memSlot struct {
+	key callKey
+	at  time.Time
+}
+
+type memEntry struct {
+	flags uint8
+	slot  uint64 // the ring position that owns the entry
+}
+
+// callMemory remembers span ids of emitted calls for a while, in at most
+// capacity entries (a ring: the oldest go first, whatever their age).
+type callMemory struct {
+	ttl     time.Duration
+	ring    []memSlot
+	head    uint64 // next ring position to write
+	tail    uint64 // oldest live ring position
+	entries map[callKey]memEntry
+}
+
+func newCallMemory(capacity int, ttl time.Duration) *callMemory {
+	return &callMemory{ttl: ttl, ring: make([]memSlot, capacity), entries: make(map[callKey]memEntry, min(capacity, 1<<16))}
+}
+
+// seen says whether span id of trace (with parent) belongs to a call
+// already emitted, and which part of it it is.
+func (m *callMemory) seen(trace pcommon.TraceID, id, parent pcommon.SpanID) (int, bool) {
+	e := m.entries[callKey{trace, id}]
+	if e.flags&flagCall != 0 {
+		return splitRepeat, true
+	}
+	if !parent.IsEmpty() && m.entries[callKey{trace, parent}].flags&flagCall != 0 {
+		// derive folds a GenAI span into its GenAI parent: had both come in
+		// one batch, this span would have been nested in that call.
+		return splitInner, true
+	}
+	if e.flags&flagParent != 0 {
+		return splitOuter, true
+	}
+	return 0, false
+}
+
+func (m *callMemory) add(now time.Time, k callKey, flag uint8) {
+	size := uint64(len(m.ring))
+	if m.head-m.tail == size {
+		m.evict()
+	}
+	pos := m.head
+	m.head++
+	m.ring[pos%size] = memSlot{key: k, at: now}
+	e := m.entries[k]
+	e.flags |= flag
+	e.slot = pos
+	m.entries[k] = e
+}
+
+// evict drops the oldest ring position (and its entry, unless a later
+// position owns the key now).
+func (m *callMemory) evict() {
+	s := &m.ring[m.tail%uint64(len(m.ring))]
+	if e, ok := m.entries[s.key]; ok && e.slot == m.tail {
+		delete(m.entries, s.key)
+	}
+	*s = memSlot{}
+	m.tail++
+}
+
+func (m *callMemory) expire(now time.Time) {
+	size := uint64(len(m.ring))
+	for m.tail < m.head && now.Sub(m.ring[m.tail%size].at) > m.ttl {
+		m.evict()
+	}
+}
+
+func (m *callMemory) len() int { return len(m.entries) }
+
+// recordsTelemetry is the own telemetry of the scale-out paths.
+type recordsTelemetry struct {
+	reread  metric.Int64Counter
+	emitted metric.Int64Counter
+	split   metric.Int64Counter
+
+	traces    metric.MeasurementOption
+	partAttrs [numSplitParts]metric.MeasurementOption
+}
+
+func newRecordsTelemetry(set component.TelemetrySettings) (*recordsTelemetry, error) {
+	reread, err := newRereadCounter(set)
+	if err != nil {
+		return nil, err
+	}
+	meter := set.MeterProvider.Meter(metadata.ScopeName)
+	t := &recordsTelemetry{reread: reread, traces: metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", "traces")))}
+	t.emitted, err = meter.Int64Counter("otelcol_genai_ttft_connector_records_emitted",
+		metric.WithDescription("Request records sent on as log records by the traces-to-logs output."), metric.WithUnit("{record}"))
+	if err != nil {
+		return nil, err
+	}
+	t.split, err = meter.Int64Counter("otelcol_genai_ttft_connector_split_calls",
+		metric.WithDescription("Calls seen in more than one batch, by the part that came later (inner, outer, repeat); that part was not emitted again."),
+		metric.WithUnit("{call}"))
+	for i, n := range splitPartNames {
+		t.partAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("part", n)))
+	}
+	return t, err
+}
+
+func (t *recordsTelemetry) report(ctx context.Context, reread, emitted int64, split *[numSplitParts]int64) {
+	if reread > 0 {
+		t.reread.Add(ctx, reread, t.traces)
+	}
+	if emitted > 0 {
+		t.emitted.Add(ctx, emitted)
+	}
+	for p, n := range split {
+		if n > 0 {
+			t.split.Add(ctx, n, t.partAttrs[p])
+		}
+	}
+}
+
+// newRereadCounter counts records that arrived already derived, with their
+// nested spans already folded upstream, and were read back, not derived.
+func newRereadCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
+	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_genai_ttft_connector_records_reread",
+		metric.WithDescription("Request records that arrived already derived (nested spans folded upstream) and were read back, not derived here."),
+		metric.WithUnit("{record}"))
+}
+
+func addReread(ctx context.Context, c metric.Int64Counter, signal string, n int64) {
+	if n > 0 {
+		c.Add(ctx, n, metric.WithAttributes(attribute.String("signal", signal)))
+	}
+}
