@@ -38,6 +38,7 @@ type ttftConnector struct {
 	tel     *telemetry
 	limiter *logLimiter
 	reread  metric.Int64Counter // records.go
+	repeats *repeatFilter       // records.go
 
 	mu  sync.Mutex
 	agg *aggregator
@@ -70,6 +71,10 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 	if err != nil {
 		return nil, err
 	}
+	repeats, err := newRepeatFilter(set.TelemetrySettings, cfg.Records, clock) // records.go
+	if err != nil {
+		return nil, err
+	}
 	return &ttftConnector{
 		logger:  set.Logger,
 		cfg:     cfg,
@@ -80,6 +85,7 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 		limiter: newLogLimiter(logInterval),
 		agg:     agg,
 		reread:  reread,
+		repeats: repeats,
 		done:    make(chan struct{}),
 	}, nil
 }
@@ -187,6 +193,9 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var st batchStats
 	p := c.takePending()
 	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
+		if c.repeats.seenBefore(ctx, rec, lr) { // records.go
+			return
+		}
 		p.items = append(p.items, derived{rec: *rec, attrs: lr.Attributes(), res: res.Attributes()})
 	})
 	c.aggregate(p, &st)

@@ -160,6 +160,10 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			it := b.calls[i]
 			if part, seen := c.calls.seen(it.trace, it.id, it.parent); seen {
 				split[part]++
+				if part == splitRepeat {
+					// Retries may go on for longer than remember_for.
+					c.calls.add(now, callKey{it.trace, it.id}, flagCall)
+				}
 				continue
 			}
 			c.calls.add(now, callKey{it.trace, it.id}, flagCall)
@@ -329,6 +333,52 @@ func (m *callMemory) expire(now time.Time) {
 
 func (m *callMemory) len() int { return len(m.entries) }
 
+// repeatFilter drops records the logs→metrics input already aggregated: a
+// load_balancing exporter retries a whole batch when one backend failed, so
+// the backends that took their part get it again. A record the
+// traces→logs output emitted names its call by trace and span id; other log
+// records have no identity and pass.
+type repeatFilter struct {
+	clock clockwork.Clock
+	mu    sync.Mutex
+	mem   *callMemory
+	count metric.Int64Counter
+	attrs metric.MeasurementOption
+}
+
+// newRepeatFilter returns nil when records::remember_calls is 0.
+func newRepeatFilter(set component.TelemetrySettings, cfg RecordsConfig, clock clockwork.Clock) (*repeatFilter, error) {
+	if cfg.RememberCalls == 0 {
+		return nil, nil
+	}
+	count, err := newSplitCounter(set)
+	if err != nil {
+		return nil, err
+	}
+	return &repeatFilter{clock: clock, mem: newCallMemory(cfg.RememberCalls, cfg.RememberFor), count: count,
+		attrs: metric.WithAttributeSet(attribute.NewSet(attribute.String("part", splitPartNames[splitRepeat])))}, nil
+}
+
+// seenBefore reports whether this record was aggregated before; a record
+// seen again is remembered afresh, so retries that go on for longer than
+// records::remember_for are still caught.
+func (f *repeatFilter) seenBefore(ctx context.Context, rec *record.Record, lr plog.LogRecord) bool {
+	if f == nil || !rec.Reread || lr.SpanID().IsEmpty() {
+		return false
+	}
+	k := callKey{lr.TraceID(), lr.SpanID()}
+	f.mu.Lock()
+	now := f.clock.Now()
+	f.mem.expire(now)
+	seen := f.mem.entries[k].flags&flagCall != 0
+	f.mem.add(now, k, flagCall)
+	f.mu.Unlock()
+	if seen {
+		f.count.Add(ctx, 1, f.attrs)
+	}
+	return seen
+}
+
 // recordsTelemetry is the own telemetry of the scale-out paths.
 type recordsTelemetry struct {
 	reread  metric.Int64Counter
@@ -351,9 +401,7 @@ func newRecordsTelemetry(set component.TelemetrySettings) (*recordsTelemetry, er
 	if err != nil {
 		return nil, err
 	}
-	t.split, err = meter.Int64Counter("otelcol_genai_ttft_connector_split_calls",
-		metric.WithDescription("Calls seen in more than one batch, by the part that came later (inner, outer, repeat); that part was not emitted again."),
-		metric.WithUnit("{call}"))
+	t.split, err = newSplitCounter(set)
 	for i, n := range splitPartNames {
 		t.partAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("part", n)))
 	}
@@ -372,6 +420,12 @@ func (t *recordsTelemetry) report(ctx context.Context, reread, emitted int64, sp
 			t.split.Add(ctx, n, t.partAttrs[p])
 		}
 	}
+}
+
+func newSplitCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
+	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_genai_ttft_connector_split_calls",
+		metric.WithDescription("Calls seen in more than one batch, by the part that came later (inner, outer, repeat); that part was not emitted or aggregated again."),
+		metric.WithUnit("{call}"))
 }
 
 // newRereadCounter counts records that arrived already derived, with their

@@ -316,3 +316,46 @@ func TestRecordsPassDownstreamErrorsUp(t *testing.T) {
 	assert.NoError(t, c.Shutdown(context.Background()))
 	assert.NoError(t, c.Shutdown(context.Background()))
 }
+
+// TestAggregatorDropsRepeatedRecords: a load balancer retrying a whole batch
+// sends the records a healthy backend already took again; they count once.
+func TestAggregatorDropsRepeatedRecords(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(testStart)
+	rc, logs, _ := newRecordsConnector(t, defaultConfig(), clock)
+	td, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	callSpan(s, 2, 1, 0, "m", 0.9, 3)
+	require.NoError(t, rc.ConsumeTraces(context.Background(), td))
+	require.Len(t, logs.AllLogs(), 1)
+	records := logs.AllLogs()[0]
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
+	sink := new(consumertest.MetricsSink)
+	lc, err := NewFactory().CreateLogsToMetrics(clockwork.AddToContext(context.Background(), clock), set, defaultConfig(), sink)
+	require.NoError(t, err)
+	c := lc.(*logsConnector).conn
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+
+	for i := 0; i < 3; i++ {
+		require.NoError(t, c.ConsumeLogs(context.Background(), records))
+		clock.Advance(90 * time.Second) // retries outlast remember_for (2m): each one refreshes the memory
+	}
+	// Gateway request records carry no call identity: they are never dropped.
+	gw := stampedLogs(req{provider: "p", model: "m", route: "r", ttft: 0.5, duration: 1})
+	require.NoError(t, c.ConsumeLogs(context.Background(), gw))
+	require.NoError(t, c.ConsumeLogs(context.Background(), gw))
+
+	c.flush(context.Background())
+	md := sink.AllMetrics()[len(sink.AllMetrics())-1]
+	total := 0.0
+	for _, p := range points(md, "ttft.requests") {
+		total += p.value
+	}
+	assert.Equal(t, 4.0, total, "two calls once each, the gateway record twice")
+	assert.Equal(t, map[string]int64{"repeat": 4}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_split_calls", "part"))
+	assert.Equal(t, map[string]int64{"logs": 8}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records_reread", "signal"))
+}
