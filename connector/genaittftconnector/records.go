@@ -21,7 +21,7 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// The traces→logs output (docs/architecture.md, scale-out): the first tier
+// The traces→logs output (docs/architecture.md §7, scale-out): the first tier
 // assembles whole traces and derives one record per call; each record leaves
 // as one small log record that carries the ttft.* record and the resolved
 // dimensions, so a load_balancing exporter keyed on those dimensions sends
