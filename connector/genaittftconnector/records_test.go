@@ -359,3 +359,20 @@ func TestAggregatorDropsRepeatedRecords(t *testing.T) {
 	assert.Equal(t, map[string]int64{"repeat": 4}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_split_calls", "part"))
 	assert.Equal(t, map[string]int64{"logs": 8}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records_reread", "signal"))
 }
+
+// BenchmarkCallMemory is what remembering costs per call: one lookup of the
+// span and its parent, two inserts, in a full ring.
+func BenchmarkCallMemory(b *testing.B) {
+	m := newCallMemory(100_000, time.Minute)
+	now := testStart
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var tr pcommon.TraceID
+		tr[0], tr[1], tr[2], tr[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
+		id, parent := pcommon.SpanID{2}, pcommon.SpanID{1}
+		if _, seen := m.seen(tr, id, parent); !seen {
+			m.add(now, callKey{tr, id}, flagCall)
+			m.add(now, callKey{tr, parent}, flagParent)
+		}
+	}
+}
