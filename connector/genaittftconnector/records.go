@@ -270,15 +270,16 @@ type memEntry struct {
 // callMemory remembers span ids of emitted calls for a while, in at most
 // capacity entries (a ring: the oldest go first, whatever their age).
 type callMemory struct {
-	ttl     time.Duration
-	ring    []memSlot
-	head    uint64 // next ring position to write
-	tail    uint64 // oldest live ring position
-	entries map[callKey]memEntry
+	ttl      time.Duration
+	capacity int
+	ring     []memSlot
+	head     uint64 // next ring position to write
+	tail     uint64 // oldest live ring position
+	entries  map[callKey]memEntry
 }
 
 func newCallMemory(capacity int, ttl time.Duration) *callMemory {
-	return &callMemory{ttl: ttl, ring: make([]memSlot, capacity), entries: make(map[callKey]memEntry, min(capacity, 1<<16))}
+	return &callMemory{ttl: ttl, capacity: capacity, entries: map[callKey]memEntry{}}
 }
 
 // seen says whether span id of trace (with parent) belongs to a call
@@ -300,22 +301,39 @@ func (m *callMemory) seen(trace pcommon.TraceID, id, parent pcommon.SpanID) (int
 }
 
 func (m *callMemory) add(now time.Time, k callKey, flag uint8) {
-	size := uint64(len(m.ring))
-	if m.head-m.tail == size {
-		m.evict()
+	if m.head-m.tail == uint64(len(m.ring)) {
+		if len(m.ring) < m.capacity {
+			m.grow()
+		} else {
+			m.evict()
+		}
 	}
 	pos := m.head
 	m.head++
-	m.ring[pos%size] = memSlot{key: k, at: now}
+	m.ring[pos%uint64(len(m.ring))] = memSlot{key: k, at: now}
 	e := m.entries[k]
 	e.flags |= flag
 	e.slot = pos
 	m.entries[k] = e
 }
 
+// grow doubles the ring (up to capacity), so a connector that never
+// remembers anything holds nothing. Positions are absolute: each live one
+// lands in its own place of the larger ring.
+func (m *callMemory) grow() {
+	ring := make([]memSlot, min(max(2*len(m.ring), 1024), m.capacity))
+	for p := m.tail; p < m.head; p++ {
+		ring[p%uint64(len(ring))] = m.ring[p%uint64(len(m.ring))]
+	}
+	m.ring = ring
+}
+
 // evict drops the oldest ring position (and its entry, unless a later
 // position owns the key now).
 func (m *callMemory) evict() {
+	if m.tail == m.head {
+		return
+	}
 	s := &m.ring[m.tail%uint64(len(m.ring))]
 	if e, ok := m.entries[s.key]; ok && e.slot == m.tail {
 		delete(m.entries, s.key)
@@ -325,8 +343,7 @@ func (m *callMemory) evict() {
 }
 
 func (m *callMemory) expire(now time.Time) {
-	size := uint64(len(m.ring))
-	for m.tail < m.head && now.Sub(m.ring[m.tail%size].at) > m.ttl {
+	for m.tail < m.head && now.Sub(m.ring[m.tail%uint64(len(m.ring))].at) > m.ttl {
 		m.evict()
 	}
 }

@@ -224,6 +224,28 @@ func TestRecordsMemoryIsBounded(t *testing.T) {
 			assert.LessOrEqual(t, c.calls.len(), 4)
 		}
 	})
+	t.Run("grows to capacity, keeping what it holds", func(t *testing.T) {
+		m := newCallMemory(5000, time.Hour)
+		assert.Empty(t, m.ring, "nothing held before the first call")
+		key := func(i int) callKey { return callKey{pcommon.TraceID{byte(i), byte(i >> 8), 7}, pcommon.SpanID{1}} }
+		for i := 0; i < 3000; i++ {
+			m.add(testStart, key(i), flagCall)
+		}
+		assert.Len(t, m.ring, 4096)
+		for i := 0; i < 3000; i++ {
+			_, seen := m.seen(key(i).trace, key(i).span, pcommon.SpanID{})
+			require.True(t, seen, i)
+		}
+		for i := 3000; i < 8000; i++ {
+			m.add(testStart, key(i), flagCall)
+		}
+		assert.Len(t, m.ring, 5000)
+		assert.Equal(t, 5000, m.len())
+		_, seen := m.seen(key(2999).trace, key(2999).span, pcommon.SpanID{})
+		assert.False(t, seen, "the oldest went first")
+		_, seen = m.seen(key(3000).trace, key(3000).span, pcommon.SpanID{})
+		assert.True(t, seen)
+	})
 	t.Run("off", func(t *testing.T) {
 		cfg := defaultConfig()
 		cfg.Records.RememberCalls = 0
