@@ -184,6 +184,16 @@ func startFleet(t *testing.T, csvRows [2][]string) *fleet {
 
 func startFleetWait(t *testing.T, csvRows [2][]string, wait time.Duration) *fleet {
 	t.Helper()
+	f := configureFleet(t, csvRows, wait)
+	for _, n := range append(append(f.aggregators[:], f.traceGWs[:]...), append(f.agents[:], f.reference)...) {
+		n.start(t)
+	}
+	return f
+}
+
+// configureFleet writes every collector's config; nothing is started.
+func configureFleet(t *testing.T, csvRows [2][]string, wait time.Duration) *fleet {
+	t.Helper()
 	f := &fleet{}
 	for i := range 2 {
 		f.agents[i] = newNode(t, fmt.Sprintf("agent-%d", i+1))
@@ -228,9 +238,6 @@ func startFleetWait(t *testing.T, csvRows [2][]string, wait time.Duration) *flee
 	ref.toFile(t, f.reference)
 	ref.write(t, f.reference.cfg)
 
-	for _, n := range append(append(f.aggregators[:], f.traceGWs[:]...), append(f.agents[:], f.reference)...) {
-		n.start(t)
-	}
 	return f
 }
 
@@ -1021,4 +1028,43 @@ func TestScaleOutThroughput(t *testing.T) {
 	t.Logf("CPU %-22s %6.2f s  %6.1f µs/call", "single node", refCPU["single-node"], 1e6*refCPU["single-node"]/float64(n))
 	t.Logf("accepted rate: fleet %.0f calls/s, single node %.0f calls/s (ratio %.2f); CPU per call fleet/single %.2f; wall to counted %.2f",
 		fleetRate, refRate, fleetRate/refRate, fleetTotal/refCPU["single-node"], fleetTook.Seconds()/refTook.Seconds())
+}
+
+// TestScaleOutSendersRestartWithQueuedData: the aggregating gateways are not
+// up yet, so every record waits in the senders' persistent queues; an agent
+// and a trace-assembly gateway are stopped (SIGTERM) and started again with
+// their queues on disk, then the aggregating gateways start. Every call
+// arrives, once.
+func TestScaleOutSendersRestartWithQueuedData(t *testing.T) {
+	collectorBinary(t)
+	w := newWorkload(time.Now().Add(-2 * time.Minute))
+	w.stragglers = nil
+	w.calls[targetStraggler.key()] = 0
+	delete(w.calls, targetStraggler.key())
+	w.total = 0
+	for _, n := range w.calls {
+		w.total += n
+	}
+	f := configureFleet(t, w.csvRows, groupWait)
+	for _, n := range append(f.traceGWs[:], append(f.agents[:], f.reference)...) {
+		n.start(t)
+	}
+	w.send(t, f, w.traces, nil)
+	// groupbytrace releases every group and the records reach the queues.
+	time.Sleep(groupWait + 2*time.Second)
+	for _, n := range []*node{f.agents[0], f.traceGWs[0]} {
+		n.proc.Stop(t)
+		n.start(t)
+	}
+	for _, n := range f.aggregators {
+		n.start(t)
+	}
+	per, _ := waitForTotal(t, f, w.total, true)
+	for key, want := range w.calls {
+		if got := per[0].requests[key] + per[1].requests[key]; got != float64(want) {
+			t.Errorf("target %s: %v requests after the senders' restart, want %d", key, got, want)
+		}
+	}
+	repeats := ownSplit(t, f.aggregators[0], "repeat") + ownSplit(t, f.aggregators[1], "repeat")
+	t.Logf("%d calls queued on disk across a restart of an agent and a trace-assembly gateway; %v re-sent records dropped as repeats", w.total, repeats)
 }
