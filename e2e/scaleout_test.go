@@ -730,6 +730,7 @@ func TestScaleOutSixCollectors(t *testing.T) {
 	t.Logf("%d calls (%d traces over 2 agents, %d stragglers, %d gateway-export rows) counted in %s",
 		w.total, len(w.traces), len(w.stragglers), len(w.csvRows[0])+len(w.csvRows[1])-2, time.Since(started).Round(100*time.Millisecond))
 
+	var maxRel float64
 	total := sum(per[0].requests) + sum(per[1].requests)
 	if total != float64(w.total) {
 		t.Errorf("the fleet counts %v requests, want %d", total, w.total)
@@ -764,6 +765,9 @@ func TestScaleOutSixCollectors(t *testing.T) {
 		}
 		for k, rv := range refG {
 			fv, ok := fleetG[k]
+			if ok && rv != 0 {
+				maxRel = max(maxRel, math.Abs(fv-rv)/math.Abs(rv))
+			}
 			switch {
 			case !ok:
 				t.Errorf("target %s: %s = %v on the single node, absent on the fleet", key, k, rv)
@@ -778,6 +782,7 @@ func TestScaleOutSixCollectors(t *testing.T) {
 		}
 		t.Logf("target %s (%d calls) on aggregating gateway %d: %d gauges equal the single node's", key, want, on[0], len(refG))
 	}
+	t.Logf("largest relative difference of a gauge from the single node's: %.2g", maxRel)
 	// The stragglers' second parts came after groupbytrace released the
 	// first: the trace-assembly tier counted them and did not emit them.
 	late := 0.0
