@@ -118,13 +118,19 @@ type call struct {
 	rec        record.Record
 	span       ptrace.Span
 	res        pcommon.Resource
+	resFP      uint64
 	trace      pcommon.TraceID
 	id, parent pcommon.SpanID
 }
 
 type callBatch struct {
 	calls  []call
-	nested []callKey
+	nested []nestedSpan
+}
+
+type nestedSpan struct {
+	key   callKey
+	resFP uint64
 }
 
 // ConsumeTraces derives the batch, drops the later parts of calls already
@@ -139,13 +145,14 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		b.calls, b.nested = b.calls[:0], b.nested[:0]
 		c.pending.Put(b)
 	}()
+	var fps resourceFingerprints
 	ds := c.deriver.TracesWith(td, derive.TraceVisitor{
 		Record: func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
-			b.calls = append(b.calls, call{rec: *rec, span: span, res: res,
+			b.calls = append(b.calls, call{rec: *rec, span: span, res: res, resFP: fps.of(res),
 				trace: span.TraceID(), id: span.SpanID(), parent: span.ParentSpanID()})
 		},
-		Nested: func(_ pcommon.Resource, span ptrace.Span, _ pcommon.SpanID) {
-			b.nested = append(b.nested, callKey{span.TraceID(), span.SpanID()})
+		Nested: func(res pcommon.Resource, span ptrace.Span, _ pcommon.SpanID) {
+			b.nested = append(b.nested, nestedSpan{callKey{span.TraceID(), span.SpanID()}, fps.of(res)})
 		},
 	})
 
@@ -158,22 +165,22 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		c.calls.expire(now)
 		for i := range b.calls {
 			it := b.calls[i]
-			if part, seen := c.calls.seen(it.trace, it.id, it.parent); seen {
+			if part, seen := c.calls.seen(it.trace, it.id, it.parent, it.resFP); seen {
 				split[part]++
 				if part == splitRepeat {
 					// Retries may go on for longer than remember_for.
-					c.calls.add(now, callKey{it.trace, it.id}, flagCall)
+					c.calls.add(now, callKey{it.trace, it.id}, flagCall, it.resFP)
 				}
 				continue
 			}
-			c.calls.add(now, callKey{it.trace, it.id}, flagCall)
+			c.calls.add(now, callKey{it.trace, it.id}, flagCall, it.resFP)
 			if !it.parent.IsEmpty() {
-				c.calls.add(now, callKey{it.trace, it.parent}, flagParent)
+				c.calls.add(now, callKey{it.trace, it.parent}, flagParent, it.resFP)
 			}
 			keep = append(keep, it)
 		}
-		for _, k := range b.nested {
-			c.calls.add(now, k, flagCall)
+		for _, n := range b.nested {
+			c.calls.add(now, n.key, flagCall, n.resFP)
 		}
 		c.mu.Unlock()
 	}
@@ -265,6 +272,10 @@ type memSlot struct {
 type memEntry struct {
 	flags uint8
 	slot  uint64 // the ring position that owns the entry
+	// callRes is the resource of the call span (flagCall); childRes that of
+	// the first emitted call below this span (flagParent). derive never
+	// folds across resources, so neither may the memory.
+	callRes, childRes uint64
 }
 
 // callMemory remembers span ids of emitted calls for a while, in at most
@@ -282,25 +293,28 @@ func newCallMemory(capacity int, ttl time.Duration) *callMemory {
 	return &callMemory{ttl: ttl, capacity: capacity, entries: map[callKey]memEntry{}}
 }
 
-// seen says whether span id of trace (with parent) belongs to a call
-// already emitted, and which part of it it is.
-func (m *callMemory) seen(trace pcommon.TraceID, id, parent pcommon.SpanID) (int, bool) {
+// seen says whether span id of trace (with parent, in the resource res)
+// belongs to a call already emitted, and which part of it it is.
+func (m *callMemory) seen(trace pcommon.TraceID, id, parent pcommon.SpanID, res uint64) (int, bool) {
 	e := m.entries[callKey{trace, id}]
 	if e.flags&flagCall != 0 {
 		return splitRepeat, true
 	}
-	if !parent.IsEmpty() && m.entries[callKey{trace, parent}].flags&flagCall != 0 {
-		// derive folds a GenAI span into its GenAI parent: had both come in
-		// one batch, this span would have been nested in that call.
-		return splitInner, true
+	if !parent.IsEmpty() {
+		// derive folds a GenAI span into its GenAI parent of the same
+		// resource: had both come in one batch, this span would have been
+		// nested in that call.
+		if p := m.entries[callKey{trace, parent}]; p.flags&flagCall != 0 && p.callRes == res {
+			return splitInner, true
+		}
 	}
-	if e.flags&flagParent != 0 {
+	if e.flags&flagParent != 0 && e.childRes == res {
 		return splitOuter, true
 	}
 	return 0, false
 }
 
-func (m *callMemory) add(now time.Time, k callKey, flag uint8) {
+func (m *callMemory) add(now time.Time, k callKey, flag uint8, res uint64) {
 	if m.head-m.tail == uint64(len(m.ring)) {
 		if len(m.ring) < m.capacity {
 			m.grow()
@@ -312,9 +326,48 @@ func (m *callMemory) add(now time.Time, k callKey, flag uint8) {
 	m.head++
 	m.ring[pos%uint64(len(m.ring))] = memSlot{key: k, at: now}
 	e := m.entries[k]
+	switch {
+	case flag == flagCall:
+		e.callRes = res
+	case e.flags&flagParent == 0:
+		e.childRes = res
+	}
 	e.flags |= flag
 	e.slot = pos
 	m.entries[k] = e
+}
+
+// resourceFingerprints hashes each resource of a batch once. Attribute
+// order does not matter: the same resource exported twice may order them
+// differently.
+type resourceFingerprints struct {
+	last pcommon.Map
+	fp   uint64
+	set  bool
+}
+
+func (r *resourceFingerprints) of(res pcommon.Resource) uint64 {
+	attrs := res.Attributes()
+	if r.set && attrs == r.last {
+		return r.fp
+	}
+	var fp uint64
+	for k, v := range attrs.All() {
+		fp += fnv64(fnv64(fnvOffset, k)^0xff, v.AsString()) // a sum: independent of order
+	}
+	r.last, r.fp, r.set = attrs, fp, true
+	return fp
+}
+
+const fnvOffset = 14695981039346656037
+
+// fnv64 is FNV-1a over s, from h.
+func fnv64(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // grow doubles the ring (up to capacity), so a connector that never
@@ -388,7 +441,7 @@ func (f *repeatFilter) seenBefore(ctx context.Context, rec *record.Record, lr pl
 	now := f.clock.Now()
 	f.mem.expire(now)
 	seen := f.mem.entries[k].flags&flagCall != 0
-	f.mem.add(now, k, flagCall)
+	f.mem.add(now, k, flagCall, 0)
 	f.mu.Unlock()
 	if seen {
 		f.count.Add(ctx, 1, f.attrs)

@@ -187,6 +187,44 @@ func TestRecordsSplitCalls(t *testing.T) {
 	}
 }
 
+// A GenAI span under a call of another resource (an inference server's
+// SERVER span under the app's CLIENT span) is its own record, as derive
+// makes it: whether the two come in one batch or two, in either order.
+func TestRecordsNeverFoldAcrossResources(t *testing.T) {
+	app := func(s ptrace.SpanSlice) { callSpan(s, 1, 1, 0, "m", 0.8, 3) }
+	server := func(s ptrace.SpanSlice) { callSpan(s, 1, 2, 1, "m", 0.5, 3).SetKind(ptrace.SpanKindServer) }
+	type part struct {
+		service string
+		spans   func(ptrace.SpanSlice)
+	}
+	for name, parts := range map[string][2]part{
+		"app first":    {{"app", app}, {"vllm", server}},
+		"server first": {{"vllm", server}, {"app", app}},
+	} {
+		t.Run(name+", two batches", func(t *testing.T) {
+			c, sink, tel := newRecordsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart))
+			for _, p := range parts {
+				td, s := newSpans(p.service)
+				p.spans(s)
+				require.NoError(t, c.ConsumeTraces(context.Background(), td))
+			}
+			assert.Len(t, logRecords(sink), 2)
+			_, err := tel.GetMetric("otelcol_genai_ttft_connector_split_calls")
+			assert.Error(t, err, "nothing split")
+		})
+	}
+	t.Run("one batch", func(t *testing.T) {
+		c, sink, _ := newRecordsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart))
+		td, s := newSpans("app")
+		app(s)
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", "vllm")
+		server(rs.ScopeSpans().AppendEmpty().Spans())
+		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+		assert.Len(t, logRecords(sink), 2)
+	})
+}
+
 // Two calls in one trace are two calls, whatever batches they come in.
 func TestRecordsSiblingCallsInLaterBatchesAreNotSplit(t *testing.T) {
 	c, sink, _ := newRecordsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart))
@@ -229,21 +267,21 @@ func TestRecordsMemoryIsBounded(t *testing.T) {
 		assert.Empty(t, m.ring, "nothing held before the first call")
 		key := func(i int) callKey { return callKey{pcommon.TraceID{byte(i), byte(i >> 8), 7}, pcommon.SpanID{1}} }
 		for i := 0; i < 3000; i++ {
-			m.add(testStart, key(i), flagCall)
+			m.add(testStart, key(i), flagCall, 0)
 		}
 		assert.Len(t, m.ring, 4096)
 		for i := 0; i < 3000; i++ {
-			_, seen := m.seen(key(i).trace, key(i).span, pcommon.SpanID{})
+			_, seen := m.seen(key(i).trace, key(i).span, pcommon.SpanID{}, 0)
 			require.True(t, seen, i)
 		}
 		for i := 3000; i < 8000; i++ {
-			m.add(testStart, key(i), flagCall)
+			m.add(testStart, key(i), flagCall, 0)
 		}
 		assert.Len(t, m.ring, 5000)
 		assert.Equal(t, 5000, m.len())
-		_, seen := m.seen(key(2999).trace, key(2999).span, pcommon.SpanID{})
+		_, seen := m.seen(key(2999).trace, key(2999).span, pcommon.SpanID{}, 0)
 		assert.False(t, seen, "the oldest went first")
-		_, seen = m.seen(key(3000).trace, key(3000).span, pcommon.SpanID{})
+		_, seen = m.seen(key(3000).trace, key(3000).span, pcommon.SpanID{}, 0)
 		assert.True(t, seen)
 	})
 	t.Run("off", func(t *testing.T) {
@@ -392,9 +430,9 @@ func BenchmarkCallMemory(b *testing.B) {
 		var tr pcommon.TraceID
 		tr[0], tr[1], tr[2], tr[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
 		id, parent := pcommon.SpanID{2}, pcommon.SpanID{1}
-		if _, seen := m.seen(tr, id, parent); !seen {
-			m.add(now, callKey{tr, id}, flagCall)
-			m.add(now, callKey{tr, parent}, flagParent)
+		if _, seen := m.seen(tr, id, parent, 0); !seen {
+			m.add(now, callKey{tr, id}, flagCall, 0)
+			m.add(now, callKey{tr, parent}, flagParent, 0)
 		}
 	}
 }
