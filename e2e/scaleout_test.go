@@ -1036,7 +1036,8 @@ func TestScaleOutThroughput(t *testing.T) {
 }
 
 // TestScaleOutSendersRestartWithQueuedData: the aggregating gateways are not
-// up yet, so every record waits in the senders' persistent queues; an agent
+// up yet, so every record waits in the senders' persistent queues; right
+// after the last calls were sent (groupbytrace still holds them) an agent
 // and a trace-assembly gateway are stopped (SIGTERM) and started again with
 // their queues on disk, then the aggregating gateways start. Every call
 // arrives, once.
@@ -1055,8 +1056,9 @@ func TestScaleOutSendersRestartWithQueuedData(t *testing.T) {
 		n.start(t)
 	}
 	w.send(t, f, w.traces, nil)
-	// groupbytrace releases every group and the records reach the queues.
-	time.Sleep(groupWait + 2*time.Second)
+	// Within groupbytrace's wait: the trace-assembly gateway still holds the
+	// last traces when it is stopped, and flushes them into its queue.
+	time.Sleep(500 * time.Millisecond)
 	for _, n := range []*node{f.agents[0], f.traceGWs[0]} {
 		n.proc.Stop(t)
 		n.start(t)
