@@ -21,9 +21,9 @@ RUN apt-get update \
  && groupadd --gid 65532 otelcol \
  && useradd --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin otelcol
 COPY --from=build /src/dist/otelcol-ttft /usr/local/bin/otelcol-ttft
-COPY config/agent.yaml config/gateway.yaml /etc/otelcol-ttft/
+COPY config/agent.yaml config/gateway-trace.yaml config/gateway-aggregate.yaml /etc/otelcol-ttft/
 USER 65532:65532
 # OTLP gRPC, OTLP HTTP, Prometheus exporter, health check
 EXPOSE 4317 4318 8889 13133
 ENTRYPOINT ["/usr/local/bin/otelcol-ttft"]
-CMD ["--config=/etc/otelcol-ttft/gateway.yaml"]
+CMD ["--config=/etc/otelcol-ttft/gateway-aggregate.yaml"]

@@ -23,7 +23,8 @@ import (
 // value a user might set. A config that references a variable missing here
 // fails the test, so the README and this table stay complete.
 var configEnv = map[string]string{
-	"TTFT_GATEWAY_HOSTNAME":       "otelcol-ttft-gateway-headless.observability.svc.cluster.local",
+	"TTFT_GATEWAY_HOSTNAME":       "otelcol-ttft-gateway-trace-headless.observability.svc.cluster.local",
+	"TTFT_AGGREGATOR_HOSTNAME":    "otelcol-ttft-gateway-aggregate-headless.observability.svc.cluster.local",
 	"PROMETHEUS_REMOTE_WRITE_URL": "http://prometheus.monitoring.svc:9090/api/v1/write",
 	"REMOTE_WRITE_TENANT":         "team-llm",
 	"TRACES_OTLP_ENDPOINT":        "tempo.monitoring.svc:4317",
@@ -80,12 +81,14 @@ func TestShippedConfigsValidate(t *testing.T) {
 }
 
 // TestConfigMapsEmbedTheConfigFiles checks that the Kubernetes ConfigMaps
-// carry config/agent.yaml and config/gateway.yaml byte for byte, and that
-// the workloads mount and run them.
+// carry config/agent.yaml, config/gateway-trace.yaml and
+// config/gateway-aggregate.yaml byte for byte, and that the workloads mount
+// and run them.
 func TestConfigMapsEmbedTheConfigFiles(t *testing.T) {
 	for _, tc := range []struct{ manifest, key, kind string }{
 		{"agent.yaml", "agent.yaml", "DaemonSet"},
-		{"gateway.yaml", "gateway.yaml", "Deployment"},
+		{"gateway-trace.yaml", "gateway-trace.yaml", "Deployment"},
+		{"gateway-aggregate.yaml", "gateway-aggregate.yaml", "Deployment"},
 	} {
 		docs := manifestDocs(t, filepath.Join("..", "deploy", "kubernetes", tc.manifest))
 		want, err := os.ReadFile(filepath.Join("..", "config", tc.key))
@@ -139,23 +142,38 @@ func TestConfigMapsEmbedTheConfigFiles(t *testing.T) {
 			t.Errorf("%s pod does not set runAsNonRoot", tc.kind)
 		}
 	}
-	// The agents' load balancer resolves the gateway pods through the headless Service.
-	var headless bool
-	for _, d := range manifestDocs(t, filepath.Join("..", "deploy", "kubernetes", "gateway.yaml")) {
-		if d.Kind == "Service" && d.Spec.ClusterIP == "None" &&
-			strings.HasPrefix(configEnv["TTFT_GATEWAY_HOSTNAME"], d.Metadata.Name+"."+d.Metadata.Namespace+".") {
-			headless = true
+	// Each load balancer resolves its tier's pods through a headless Service,
+	// and every workload that sends to a tier is told its name.
+	for _, tier := range []struct{ env, manifest string }{
+		{"TTFT_GATEWAY_HOSTNAME", "gateway-trace.yaml"},
+		{"TTFT_AGGREGATOR_HOSTNAME", "gateway-aggregate.yaml"},
+	} {
+		var headless bool
+		for _, d := range manifestDocs(t, filepath.Join("..", "deploy", "kubernetes", tier.manifest)) {
+			if d.Kind == "Service" && d.Spec.ClusterIP == "None" &&
+				strings.HasPrefix(configEnv[tier.env], d.Metadata.Name+"."+d.Metadata.Namespace+".") {
+				headless = true
+			}
 		}
-	}
-	if !headless {
-		t.Errorf("no headless gateway Service matches TTFT_GATEWAY_HOSTNAME %s", configEnv["TTFT_GATEWAY_HOSTNAME"])
-	}
-	agent, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", "agent.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(agent, []byte("value: "+configEnv["TTFT_GATEWAY_HOSTNAME"])) {
-		t.Errorf("the DaemonSet does not set TTFT_GATEWAY_HOSTNAME to %s", configEnv["TTFT_GATEWAY_HOSTNAME"])
+		if !headless {
+			t.Errorf("no headless Service in deploy/kubernetes/%s matches %s %s", tier.manifest, tier.env, configEnv[tier.env])
+		}
+		for _, m := range []string{"agent.yaml", "gateway-trace.yaml", "gateway-aggregate.yaml"} {
+			cfg, err := os.ReadFile(filepath.Join("..", "config", m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(cfg, []byte("${env:"+tier.env+"}")) {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join("..", "deploy", "kubernetes", m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(raw, []byte("value: "+configEnv[tier.env])) {
+				t.Errorf("deploy/kubernetes/%s does not set %s to %s", m, tier.env, configEnv[tier.env])
+			}
+		}
 	}
 }
 

@@ -64,6 +64,8 @@ type Config struct {
 	// IncludeCollectorInstanceID adds collector.instance.id to every data
 	// point so replicas never write the same cumulative series.
 	IncludeCollectorInstanceID bool `mapstructure:"include_collector_instance_id"`
+	// Records configures the traces→logs output (records.go).
+	Records RecordsConfig `mapstructure:"records"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -174,6 +176,7 @@ func (c *Config) Validate() error {
 	if c.ExponentialHistogramMaxSize < structure.MinSize || c.ExponentialHistogramMaxSize > structure.MaximumMaxSize {
 		add("exponential_histogram_max_size must be in [%d, %d], e.g. 160 (got %d)", structure.MinSize, structure.MaximumMaxSize, c.ExponentialHistogramMaxSize)
 	}
+	errs = append(errs, c.Records.validate()...) // records.go
 	return errors.Join(errs...)
 }
 

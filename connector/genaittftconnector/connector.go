@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -36,6 +37,8 @@ type ttftConnector struct {
 	deriver *derive.Deriver
 	tel     *telemetry
 	limiter *logLimiter
+	reread  metric.Int64Counter // records.go
+	repeats *repeatFilter       // records.go
 
 	mu  sync.Mutex
 	agg *aggregator
@@ -64,6 +67,14 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 	if err != nil {
 		return nil, err
 	}
+	reread, err := newRereadCounter(set.TelemetrySettings) // records.go
+	if err != nil {
+		return nil, err
+	}
+	repeats, err := newRepeatFilter(set.TelemetrySettings, cfg.Records, clock) // records.go
+	if err != nil {
+		return nil, err
+	}
 	return &ttftConnector{
 		logger:  set.Logger,
 		cfg:     cfg,
@@ -73,6 +84,8 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 		tel:     tel,
 		limiter: newLogLimiter(logInterval),
 		agg:     agg,
+		reread:  reread,
+		repeats: repeats,
 		done:    make(chan struct{}),
 	}, nil
 }
@@ -180,6 +193,9 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var st batchStats
 	p := c.takePending()
 	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
+		if c.repeats.seenBefore(ctx, rec, lr) { // records.go
+			return
+		}
 		p.items = append(p.items, derived{rec: *rec, attrs: lr.Attributes(), res: res.Attributes()})
 	})
 	c.aggregate(p, &st)
@@ -214,6 +230,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		}
 	}
 	c.tel.report(ctx, signal, st)
+	addReread(ctx, c.reread, signal, ds.Reread) // records.go
 }
 
 // flush builds the metrics under the lock and sends them outside it.

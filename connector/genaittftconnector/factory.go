@@ -27,6 +27,8 @@ func NewFactory() connector.Factory {
 		createDefaultConfig,
 		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
 		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
+		// scale-out: one log record per call (records.go)
+		connector.WithTracesToLogs(createTracesToLogs, metadata.TracesToLogsStability),
 	)
 }
 
@@ -47,6 +49,7 @@ func createDefaultConfig() component.Config {
 		Censoring:                   true,
 		ExponentialHistogramMaxSize: 160,
 		IncludeCollectorInstanceID:  true,
+		Records:                     defaultRecordsConfig(), // records.go
 	}
 }
 

@@ -16,4 +16,5 @@ var (
 const (
 	TracesToMetricsStability = component.StabilityLevelDevelopment
 	LogsToMetricsStability   = component.StabilityLevelDevelopment
+	TracesToLogsStability    = component.StabilityLevelDevelopment
 )
