@@ -27,6 +27,7 @@ func NewFactory() connector.Factory {
 		createDefaultConfig,
 		connector.WithTracesToMetrics(createTracesToMetrics, metadata.TracesToMetricsStability),
 		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
+		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability),
 	)
 }
 
@@ -47,6 +48,7 @@ func createDefaultConfig() component.Config {
 		Censoring:                   true,
 		ExponentialHistogramMaxSize: 160,
 		IncludeCollectorInstanceID:  true,
+		Histograms:                  defaultHistogramsConfig(),
 	}
 }
 
@@ -58,6 +60,16 @@ func createTracesToMetrics(ctx context.Context, set connector.Settings, cfg comp
 		return nil, err
 	}
 	return &tracesConnector{sharedComponent: c}, nil
+}
+
+func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
+	c, err := connectors.getOrAdd(cfg, func() (*ttftConnector, error) {
+		return newConnector(set, cfg.(*Config), clockwork.FromContext(ctx), next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &metricsConnector{sharedComponent: c}, nil
 }
 
 func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {

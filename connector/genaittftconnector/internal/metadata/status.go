@@ -16,4 +16,6 @@ var (
 const (
 	TracesToMetricsStability = component.StabilityLevelDevelopment
 	LogsToMetricsStability   = component.StabilityLevelDevelopment
+	// MetricsToMetricsStability: TTFT histograms that gateways and servers export.
+	MetricsToMetricsStability = component.StabilityLevelDevelopment
 )
