@@ -57,8 +57,12 @@ type histInput struct {
 	cfg     *Config
 	table   map[string]*HistogramSource
 	started time.Time
-	sources map[string]*sourceState
-	windows *bucketStore
+	// forgotAt is when a source series' state was last dropped (marker,
+	// stale_after): a first point that started before it may hold samples
+	// already windowed, so auto keeps it as a baseline.
+	forgotAt time.Time
+	sources  map[string]*sourceState
+	windows  *bucketStore
 
 	key   keyBuilder
 	pairs []string
@@ -197,7 +201,10 @@ func (h *histInput) point(a *aggregator, src *HistogramSource, resKey, name stri
 	h.key.str(sortedAttrs(attrs, &h.pairs))
 	if flags.NoRecordedValue() {
 		// A staleness marker: the series is gone; a return starts afresh.
-		delete(h.sources, string(h.key.buf))
+		if _, ok := h.sources[string(h.key.buf)]; ok {
+			delete(h.sources, string(h.key.buf))
+			h.forgotAt = now
+		}
 		hs.add(pointStale)
 		return
 	}
@@ -260,7 +267,7 @@ func (h *histInput) countFirst(start, ts pcommon.Timestamp) bool {
 	case initialDrop:
 		return false
 	}
-	return start != 0 && start < ts && !start.AsTime().Before(h.started)
+	return start != 0 && start < ts && !start.AsTime().Before(h.started) && !start.AsTime().Before(h.forgotAt)
 }
 
 // target fills the record with what the source row maps from the labels.
@@ -450,6 +457,7 @@ func (h *histInput) expire(now time.Time) {
 	for k, s := range h.sources {
 		if now.Sub(s.lastSeen) > h.cfg.Histograms.StaleAfter {
 			delete(h.sources, k)
+			h.forgotAt = now
 		}
 	}
 }
