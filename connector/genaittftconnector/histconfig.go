@@ -18,8 +18,8 @@ const (
 )
 
 // HistogramsConfig is the metrics→metrics input: TTFT histograms that
-// gateways and servers already export (see docs/architecture.md, histogram
-// inputs).
+// gateways and servers already export (README: "Histogram inputs";
+// docs/architecture.md §4 for the inputs).
 type HistogramsConfig struct {
 	// Sources are recognised metrics beyond the built-in table; a source
 	// whose metric name is built in replaces that row.

@@ -2,8 +2,8 @@
 // the classic (explicit-bound) and exponential histograms gateways and servers
 // export — and answers quantiles from them honestly: as an interval, the
 // bounds of the bucket that holds the exact nearest-rank sample, never as a
-// number the buckets cannot support (see docs/architecture.md, histogram
-// inputs).
+// number the buckets cannot support (see the connector README, "Histogram
+// inputs", and docs/architecture.md §4 for the inputs).
 //
 // It is kept apart from internal/window and internal/quantile, which hold
 // exact samples: merging a 16-bucket histogram into a 0.27%-resolution sketch
