@@ -84,3 +84,17 @@ func TestValidateRejectsHistograms(t *testing.T) {
 	cfg.Dimensions = append(cfg.Dimensions, attrQuantileBound)
 	require.ErrorContains(t, cfg.Validate(), "set by the connector itself")
 }
+
+// TestMetricsInstanceSharesTheConnector: the metrics→metrics instance of a
+// configuration is the traces and logs instances' connector, so histogram
+// inputs and spans land behind one aggregator and one output; Shutdown is
+// idempotent and safe without Start.
+func TestMetricsInstanceSharesTheConnector(t *testing.T) {
+	cfg := defaultConfig()
+	clock := clockwork.NewFakeClockAt(testStart)
+	traces := newTestConnector(t, cfg, clock, nil)
+	metrics, _ := newMetricsConnector(t, cfg, clock, nil)
+	assert.Same(t, traces, metrics)
+	require.NoError(t, metrics.Shutdown(context.Background()))
+	require.NoError(t, metrics.Shutdown(context.Background()))
+}
