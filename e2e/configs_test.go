@@ -30,6 +30,7 @@ var configEnv = map[string]string{
 	"TRACES_OTLP_ENDPOINT":        "tempo.monitoring.svc:4317",
 	"METRICS_OTLP_ENDPOINT":       "https://otlp.example.com",
 	"METRICS_API_KEY":             "not-a-real-key",
+	"BIFROST_METRICS_TARGET":      "bifrost.llm.svc:8080",
 }
 
 var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}`)

@@ -1,7 +1,10 @@
 // Command ttft-summary scrapes the Prometheus endpoint of an otelcol-ttft
 // collector and prints one row per target and prompt band: requests, the
 // TTFT percentiles the collector computed, every recommended timeout, the cut
-// ratio and the deadline margin. It refreshes until interrupted.
+// ratio and the deadline margin, then per route the recommended gateway
+// cutoff in milliseconds (for Bifrost, the routing rule's ttft_timeout_ms;
+// -ttft-timeout-json prints each rule's update body). It refreshes until
+// interrupted. It only reads: it never calls a gateway.
 //
 //	ttft-summary -url http://localhost:8889/metrics -interval 15s
 package main
@@ -19,12 +22,20 @@ import (
 	"time"
 )
 
+// opts are the output options beyond the table.
+var opts = struct {
+	cutoffPolicy string
+	cutoffJSON   bool
+}{cutoffPolicy: "gateway_cutoff"}
+
 func main() {
 	url := flag.String("url", "http://localhost:8889/metrics", "Prometheus endpoint of the collector's prometheus exporter")
 	interval := flag.Duration("interval", 15*time.Second, "time between refreshes")
 	once := flag.Bool("once", false, "print one summary and exit")
 	wait := flag.Duration("wait", 90*time.Second, "how long to wait for the first ttft_* series before giving up")
 	minRequests := flag.Float64("min-requests", 100, "hide targets and bands with fewer requests (0 shows every row)")
+	flag.StringVar(&opts.cutoffPolicy, "cutoff-policy", "gateway_cutoff", "policy whose recommendation is the per-route gateway cutoff")
+	flag.BoolVar(&opts.cutoffJSON, "ttft-timeout-json", false, `also print, per route, the body {"ttft_timeout_ms": N} of a Bifrost routing-rule update (printed only; nothing is sent)`)
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -53,6 +64,12 @@ func run(ctx context.Context, w io.Writer, url string, interval, wait time.Durat
 			}
 			fmt.Fprintln(w)
 			render(w, s)
+			cs := Cutoffs(s, opts.cutoffPolicy)
+			renderCutoffs(w, cs, opts.cutoffPolicy)
+			if opts.cutoffJSON {
+				fmt.Fprintln(w)
+				renderCutoffJSON(w, cs)
+			}
 			printed = true
 			if once {
 				return nil

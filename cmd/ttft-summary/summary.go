@@ -25,18 +25,31 @@ const (
 	labelOutcome    = "ttft_outcome"
 	labelQuantile   = "quantile"
 	labelCensored   = "ttft_censored"
+	// Histogram inputs (the connector's metrics→metrics path).
+	labelBound      = "ttft_quantile_bound"
+	labelResolution = "ttft_resolution"
+	labelFailedOver = "ttft_failed_over"
 )
 
 // Target identifies one row: a target (route, model, provider) in one prompt band.
 type Target struct {
 	Route, Model, Provider, Band string
+	// FailedOver marks a histogram source's fallback attempts (Bifrost
+	// fallback_index > 0), kept apart from the primary attempts.
+	FailedOver bool
 }
 
 // Clock holds what the collector reported for one target and band, measured
 // at one clock (first_content or first_chunk).
 type Clock struct {
-	Quantiles   map[string]float64 // "0.99" → seconds
-	Samples     float64            // successful requests in the window
+	Quantiles map[string]float64 // "0.99" → seconds (a bucketed source: the interval's upper bound)
+	// Lower holds a bucketed source's lower quantile bounds: the quantile
+	// lies in (Lower[q], Quantiles[q]].
+	Lower map[string]float64
+	// Resolution is the connector's ttft.resolution (explicit_buckets,
+	// exponential_buckets); empty for exact samples.
+	Resolution  string
+	Samples     float64 // successful requests in the window
 	HasSamples  bool
 	Recommended map[string]float64 // policy → seconds
 	CutRatio    map[string]float64 // policy ("" when not split by policy) → share
@@ -45,7 +58,7 @@ type Clock struct {
 }
 
 func newClock() *Clock {
-	return &Clock{Quantiles: map[string]float64{}, Recommended: map[string]float64{}, CutRatio: map[string]float64{}}
+	return &Clock{Quantiles: map[string]float64{}, Lower: map[string]float64{}, Recommended: map[string]float64{}, CutRatio: map[string]float64{}}
 }
 
 // Row is one line of the summary.
@@ -116,7 +129,7 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 	policies := map[string]bool{}
 
 	row := func(l map[string]string) *Row {
-		t := Target{Route: l[labelRoute], Model: l[labelModel], Provider: l[labelProvider], Band: l[labelBand]}
+		t := Target{Route: l[labelRoute], Model: l[labelModel], Provider: l[labelProvider], Band: l[labelBand], FailedOver: l[labelFailedOver] == "true"}
 		r, ok := rows[t]
 		if !ok {
 			r = &Row{Target: t}
@@ -131,6 +144,9 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		if !ok {
 			c = newClock()
 			clocks[k] = c
+		}
+		if res := l[labelResolution]; res != "" {
+			c.Resolution = res
 		}
 		return c
 	}
@@ -156,7 +172,12 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		}
 	})
 	each("ttft_quantile", func(l map[string]string, v float64) {
-		clock(l).Quantiles[normQuantile(l[labelQuantile])] = v
+		q := normQuantile(l[labelQuantile])
+		if l[labelBound] == "lower" {
+			clock(l).Lower[q] = v
+			return
+		}
+		clock(l).Quantiles[q] = v
 	})
 	each("ttft_window_samples", func(l map[string]string, v float64) {
 		if l[labelCensored] == "true" {
@@ -193,6 +214,11 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		if r.Clock == nil {
 			r.Clock = newClock()
 		}
+		if r.Requests == 0 && r.Clock.Resolution != "" {
+			// A histogram source has no request counter: what its window
+			// counted is the number of requests it saw.
+			r.Requests = r.Clock.Samples
+		}
 		if c, ok := clocks[clockKey{Target: t}]; ok && c != r.Clock {
 			merge(r.Clock, c)
 		}
@@ -209,7 +235,10 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		if a.Provider != b.Provider {
 			return a.Provider < b.Provider
 		}
-		return bandOrder(a.Band) < bandOrder(b.Band)
+		if a.Band != b.Band {
+			return bandOrder(a.Band) < bandOrder(b.Band)
+		}
+		return !a.FailedOver && b.FailedOver
 	})
 	for p := range policies {
 		out.Policies = append(out.Policies, p)
@@ -223,6 +252,14 @@ func merge(dst, src *Clock) {
 		if _, ok := dst.Quantiles[k]; !ok {
 			dst.Quantiles[k] = v
 		}
+	}
+	for k, v := range src.Lower {
+		if _, ok := dst.Lower[k]; !ok {
+			dst.Lower[k] = v
+		}
+	}
+	if dst.Resolution == "" {
+		dst.Resolution = src.Resolution
 	}
 	for k, v := range src.Recommended {
 		if _, ok := dst.Recommended[k]; !ok {
@@ -317,11 +354,18 @@ func render(w io.Writer, s *Summary) {
 	table := [][]string{head}
 	for _, r := range s.Rows {
 		c := r.Clock
+		model, failed := orDash(r.Model), percent(r.Failed, r.Requests)
+		if r.FailedOver {
+			model += " (fallback)"
+		}
+		if c.Resolution != "" {
+			failed = "-" // a histogram carries no outcomes
+		}
 		cells := []string{
-			orDash(r.Route), orDash(r.Model), orDash(r.Provider), orDash(r.Band), clockName(r.MeasuredAt),
-			strconv.FormatFloat(r.Requests, 'f', 0, 64), percent(r.Failed, r.Requests),
+			orDash(r.Route), model, orDash(r.Provider), orDash(r.Band), clockName(r.MeasuredAt),
+			strconv.FormatFloat(r.Requests, 'f', 0, 64), failed,
 			samples(c),
-			seconds(c.Quantiles, "0.5"), seconds(c.Quantiles, "0.99"), seconds(c.Quantiles, "0.999"),
+			quantileCell(c, "0.5"), quantileCell(c, "0.99"), quantileCell(c, "0.999"),
 		}
 		for _, p := range s.Policies {
 			cell := "-"
@@ -351,6 +395,28 @@ func render(w io.Writer, s *Summary) {
 			break
 		}
 	}
+	for _, r := range s.Rows {
+		if r.Clock.Resolution != "" {
+			fmt.Fprintln(w, "(a, b]: from a histogram's buckets, the quantile lies in that interval; its recommendations start from the upper bound")
+			break
+		}
+	}
+}
+
+// quantileCell is a quantile, or for a bucketed source the interval it lies in.
+func quantileCell(c *Clock, q string) string {
+	up, ok := c.Quantiles[q]
+	lo, hasLo := c.Lower[q]
+	if !ok {
+		if hasLo {
+			return "> " + duration(lo) // in the open-ended last bucket
+		}
+		return "-"
+	}
+	if !hasLo {
+		return duration(up)
+	}
+	return "(" + duration(lo) + ", " + duration(up) + "]"
 }
 
 // writeTable aligns columns: the first textCols to the left, numbers to the right.

@@ -79,10 +79,11 @@ const (
 	kindHistograms = iota
 	kindRequests
 	kindWindows
+	kindHistogramSources // cumulative histogram series whose last point is kept (metrics.go)
 	numSeriesKinds
 )
 
-var seriesKindNames = [numSeriesKinds]string{"histograms", "requests", "windows"}
+var seriesKindNames = [numSeriesKinds]string{"histograms", "requests", "windows", "histogram_sources"}
 
 // aggregator holds every series. It is not safe for concurrent use: the
 // connector serialises access with its lock.
@@ -99,6 +100,8 @@ type aggregator struct {
 	reqs         map[string]*sumSeries
 	reqOverflow  *sumSeries
 	windows      *windowStore
+	// hin is the metrics→metrics input and its bucketed windows (metrics.go).
+	hin *histInput
 
 	key  keyBuilder
 	vals []string
@@ -121,6 +124,7 @@ func newAggregator(cfg *Config, instanceID string) (*aggregator, error) {
 		windows: ws,
 		vals:    make([]string, len(cfg.Dimensions)),
 		res:     newResourceDims(len(cfg.Dimensions)),
+		hin:     newHistInput(cfg),
 	}
 	if cfg.IncludeCollectorInstanceID {
 		a.instanceID = instanceID
@@ -264,6 +268,8 @@ func (a *aggregator) overflowAttrs() pcommon.Map {
 func (a *aggregator) expire(now time.Time) {
 	exp := a.cfg.MetricsExpiration
 	a.windows.expire(now, exp)
+	a.hin.expire(now)
+	a.hin.windows.expire(now, exp)
 	if exp <= 0 {
 		return
 	}
@@ -298,7 +304,8 @@ func (a *aggregator) seriesCounts() [numSeriesKinds]int64 {
 	if a.reqOverflow != nil {
 		n[kindRequests]++
 	}
-	n[kindWindows] = int64(a.windows.len())
+	n[kindWindows] = int64(a.windows.len() + a.hin.windows.len())
+	n[kindHistogramSources] = int64(len(a.hin.sources))
 	return n
 }
 
@@ -369,6 +376,7 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 	}
 
 	a.windows.build(a, sm.Metrics(), now)
+	a.hin.windows.build(sm.Metrics(), now)
 
 	if a.delta {
 		a.resetDelta(ts)

@@ -66,6 +66,9 @@ type Config struct {
 	IncludeCollectorInstanceID bool `mapstructure:"include_collector_instance_id"`
 	// Records configures the traces→logs output (records.go).
 	Records RecordsConfig `mapstructure:"records"`
+	// Histograms configures the metrics→metrics input: TTFT histograms that
+	// gateways and servers export (histconfig.go).
+	Histograms HistogramsConfig `mapstructure:"histograms"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -87,7 +90,7 @@ var _ confmap.Validator = (*Config)(nil)
 var reservedAttributes = []string{
 	record.KeyOutcome, record.KeyPromptBand, record.KeyMeasuredAt, record.KeyObserver,
 	attrFailedOver, attrFirstContentSeen, attrQuantile, attrPolicy, attrCensored,
-	attrCollectorInstanceID, attrOverflow,
+	attrCollectorInstanceID, attrOverflow, attrQuantileBound, attrResolution,
 }
 
 // Validate checks every key eagerly; each error names the key and the fix.
@@ -135,6 +138,10 @@ func (c *Config) Validate() error {
 			add("quantiles[%d] = %v is listed twice: remove the duplicate", i, q)
 		}
 		qs[q] = true
+	}
+
+	if err := c.Histograms.check(); err != nil {
+		errs = append(errs, err)
 	}
 
 	if err := recommend.ValidatePolicies(c.Policies); err != nil {

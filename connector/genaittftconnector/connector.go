@@ -75,6 +75,7 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 	if err != nil {
 		return nil, err
 	}
+	agg.hin.started = clock.Now() // initial_value: auto counts no sample older than this
 	return &ttftConnector{
 		logger:  set.Logger,
 		cfg:     cfg,

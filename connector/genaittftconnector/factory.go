@@ -29,6 +29,7 @@ func NewFactory() connector.Factory {
 		connector.WithLogsToMetrics(createLogsToMetrics, metadata.LogsToMetricsStability),
 		// scale-out: one log record per call (records.go)
 		connector.WithTracesToLogs(createTracesToLogs, metadata.TracesToLogsStability),
+		connector.WithMetricsToMetrics(createMetricsToMetrics, metadata.MetricsToMetricsStability),
 	)
 }
 
@@ -50,6 +51,7 @@ func createDefaultConfig() component.Config {
 		ExponentialHistogramMaxSize: 160,
 		IncludeCollectorInstanceID:  true,
 		Records:                     defaultRecordsConfig(), // records.go
+		Histograms:                  defaultHistogramsConfig(),
 	}
 }
 
@@ -61,6 +63,16 @@ func createTracesToMetrics(ctx context.Context, set connector.Settings, cfg comp
 		return nil, err
 	}
 	return &tracesConnector{sharedComponent: c}, nil
+}
+
+func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
+	c, err := connectors.getOrAdd(cfg, func() (*ttftConnector, error) {
+		return newConnector(set, cfg.(*Config), clockwork.FromContext(ctx), next)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &metricsConnector{sharedComponent: c}, nil
 }
 
 func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {

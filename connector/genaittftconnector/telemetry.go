@@ -21,6 +21,7 @@ type telemetry struct {
 	overflowed  metric.Int64Counter
 	series      metric.Int64Gauge
 	rateLimited metric.Int64Counter
+	histPoints  metric.Int64Counter
 
 	kindAttrs [numSeriesKinds]metric.MeasurementOption
 }
@@ -45,6 +46,9 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.rateLimited, e = meter.Int64Counter("otelcol_genai_ttft_connector_logs_rate_limited",
 		metric.WithDescription("Warnings suppressed by the log rate limit."), metric.WithUnit("{log}"))
 	err = errors.Join(err, e)
+	t.histPoints, e = meter.Int64Counter("otelcol_genai_ttft_connector_histogram_points",
+		metric.WithDescription("Recognised TTFT histogram data points that were read, by result."), metric.WithUnit("{point}"))
+	err = errors.Join(err, e)
 	for i, n := range seriesKindNames {
 		t.kindAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", n)))
 	}
@@ -67,6 +71,13 @@ func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 	}
 	if st.logsLimited > 0 {
 		t.rateLimited.Add(ctx, st.logsLimited)
+	}
+}
+
+// reportHistPoints adds one metrics batch's data point results.
+func (t *telemetry) reportHistPoints(ctx context.Context, points map[string]int64) {
+	for result, n := range points {
+		t.histPoints.Add(ctx, n, metric.WithAttributes(attribute.String("result", result)))
 	}
 }
 

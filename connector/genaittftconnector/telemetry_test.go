@@ -76,7 +76,7 @@ func TestOwnTelemetry(t *testing.T) {
 		sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason"))
 	assert.Equal(t, map[string]int64{"histograms": 2, "requests": 2, "windows": 2},
 		sumByAttr(t, tel, "otelcol_genai_ttft_connector_overflowed", "kind"))
-	assert.Equal(t, map[string]int64{"histograms": 3, "requests": 3, "windows": 2},
+	assert.Equal(t, map[string]int64{"histograms": 3, "requests": 3, "windows": 2, "histogram_sources": 0},
 		sumByAttr(t, tel, "otelcol_genai_ttft_connector_series", "kind"))
 	assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_logs_rate_limited", "none"))
 	assert.Equal(t, 1, logs.FilterMessageSnippet("aggregation_cardinality_limit reached").Len())

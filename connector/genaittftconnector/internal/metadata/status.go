@@ -17,4 +17,6 @@ const (
 	TracesToMetricsStability = component.StabilityLevelDevelopment
 	LogsToMetricsStability   = component.StabilityLevelDevelopment
 	TracesToLogsStability    = component.StabilityLevelDevelopment
+	// MetricsToMetricsStability: TTFT histograms that gateways and servers export.
+	MetricsToMetricsStability = component.StabilityLevelDevelopment
 )
