@@ -33,11 +33,13 @@ type telemetry struct {
 	dropped  metric.Int64Counter
 	rejected metric.Int64Counter
 
-	signalOpts   [numSignals]metric.AddOption
-	reasonOpts   [numSignals][derive.NumReasons]metric.AddOption
-	valueOpt     metric.AddOption
-	eventOpt     metric.AddOption
-	untrustedOpt metric.AddOption
+	// Options as one-element slices: passing a slice to Add's variadic
+	// parameter allocates nothing, a single option escapes per call.
+	signalOpts   [numSignals][]metric.AddOption
+	reasonOpts   [numSignals][derive.NumReasons][]metric.AddOption
+	valueOpt     []metric.AddOption
+	eventOpt     []metric.AddOption
+	untrustedOpt []metric.AddOption
 
 	logger   *zap.Logger
 	interval time.Duration
@@ -74,41 +76,45 @@ func newTelemetry(set component.TelemetrySettings, interval time.Duration) (*tel
 	err = errors.Join(err, e)
 	for s := range numSignals {
 		sig := attribute.String("signal", signalNames[s])
-		t.signalOpts[s] = metric.WithAttributeSet(attribute.NewSet(sig))
+		t.signalOpts[s] = attrOpts(sig)
 		for r := range derive.NumReasons {
-			t.reasonOpts[s][r] = metric.WithAttributeSet(attribute.NewSet(sig, attribute.String("reason", r.String())))
+			t.reasonOpts[s][r] = attrOpts(sig, attribute.String("reason", r.String()))
 		}
 	}
-	t.valueOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "value")))
-	t.eventOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "event")))
-	t.untrustedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", "untrusted_producer")))
+	t.valueOpt = attrOpts(attribute.String("kind", "value"))
+	t.eventOpt = attrOpts(attribute.String("kind", "event"))
+	t.untrustedOpt = attrOpts(attribute.String("kind", "untrusted_producer"))
 	return t, err
+}
+
+func attrOpts(kv ...attribute.KeyValue) []metric.AddOption {
+	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
 }
 
 // report adds one batch's counts and logs skipped input, rate-limited.
 func (t *telemetry) report(ctx context.Context, signal int, st *derive.Stats, dropped int64) {
 	if n := st.Records - st.Reread; n > 0 {
-		t.derived.Add(ctx, n, t.signalOpts[signal])
+		t.derived.Add(ctx, n, t.signalOpts[signal]...)
 	}
 	for r, n := range st.Skipped {
 		if n > 0 {
-			t.skipped.Add(ctx, n, t.reasonOpts[signal][r])
+			t.skipped.Add(ctx, n, t.reasonOpts[signal][r]...)
 		}
 	}
 	if st.Nested > 0 {
-		t.nested.Add(ctx, st.Nested, t.signalOpts[signal])
+		t.nested.Add(ctx, st.Nested, t.signalOpts[signal]...)
 	}
 	if dropped > 0 {
 		t.dropped.Add(ctx, dropped)
 	}
 	if st.ValuesRejected > 0 {
-		t.rejected.Add(ctx, st.ValuesRejected, t.valueOpt)
+		t.rejected.Add(ctx, st.ValuesRejected, t.valueOpt...)
 	}
 	if st.EventsIgnored > 0 {
-		t.rejected.Add(ctx, st.EventsIgnored, t.eventOpt)
+		t.rejected.Add(ctx, st.EventsIgnored, t.eventOpt...)
 	}
 	if st.Untrusted > 0 {
-		t.rejected.Add(ctx, st.Untrusted, t.untrustedOpt)
+		t.rejected.Add(ctx, st.Untrusted, t.untrustedOpt...)
 	}
 	t.maybeLog(signal, st)
 }
