@@ -1,6 +1,8 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -11,31 +13,112 @@ import (
 func (e *evidence) timeoutOf() timeoutKind {
 	// The Vercel AI SDK's messages say which limit fired.
 	for _, msg := range [...]string{e.excMsg, e.statusMsg} {
-		switch {
-		case msg == "" || len(msg) > 4096:
-		case containsFold(msg, "first chunk timeout"):
-			return timeoutFirstToken
-		case containsFold(msg, "chunk timeout"):
-			return timeoutIdle
-		case containsFold(msg, "step timeout"), containsFold(msg, "total timeout"):
-			return timeoutDeadline
+		if k := messageTimeout(msg); k != timeoutNone {
+			return k
 		}
 	}
 	for _, typ := range [...]string{e.errorType, e.excType, e.errorText} {
-		if typ == "" || len(typ) > 4096 {
-			continue
-		}
-		if containsFold(typ, "deadline") {
-			return timeoutDeadline
-		}
-		if containsFold(typ, "timeout") {
-			return timeoutGeneric
+		if k := classTimeout(typ); k != timeoutNone {
+			return k
 		}
 	}
-	if e.httpStatus == 408 || e.httpStatus == 504 {
+	return statusTimeout(e.httpStatus)
+}
+
+// messageTimeout reads an error message that names the limit that fired
+// (the Vercel AI SDK's are exact).
+func messageTimeout(msg string) timeoutKind {
+	switch {
+	case msg == "" || len(msg) > maxErrorText:
+	case containsFold(msg, "first chunk timeout"):
+		return timeoutFirstToken
+	case containsFold(msg, "chunk timeout"):
+		return timeoutIdle
+	case containsFold(msg, "step timeout"), containsFold(msg, "total timeout"):
+		return timeoutDeadline
+	}
+	return timeoutNone
+}
+
+// classTimeout reads an error class or type (APITimeoutError, ReadTimeout,
+// DeadlineExceeded, ...).
+func classTimeout(typ string) timeoutKind {
+	if typ == "" || len(typ) > maxErrorText {
+		return timeoutNone
+	}
+	if containsFold(typ, "deadline") {
+		return timeoutDeadline
+	}
+	if containsFold(typ, "timeout") {
 		return timeoutGeneric
 	}
 	return timeoutNone
+}
+
+// statusTimeout reads an HTTP status: 408 and 504 are timeouts.
+func statusTimeout(code int64) timeoutKind {
+	if code == 408 || code == 504 {
+		return timeoutGeneric
+	}
+	return timeoutNone
+}
+
+// maxErrorText bounds the error text scanned for a timeout.
+const maxErrorText = 4096
+
+// textTimeout classifies a free-text error field, as gateway rows have one
+// (a class, a code or a message): the message rules, then the class rules,
+// then "timed out" and a bare 408/504. Bifrost's idle-timeout text
+// ("stream idle timeout: no data received ...") is a generic timeout:
+// first-token or idle by whether the request got its first token.
+func textTimeout(s string) timeoutKind {
+	if s == "" || len(s) > maxErrorText {
+		return timeoutNone
+	}
+	if k := messageTimeout(s); k != timeoutNone {
+		return k
+	}
+	if containsFold(s, "deadline") {
+		return timeoutDeadline
+	}
+	if containsFold(s, "timeout") || containsFold(s, "timed out") {
+		return timeoutGeneric
+	}
+	switch strings.TrimSpace(s) {
+	case "408", "504":
+		return timeoutGeneric
+	}
+	return timeoutNone
+}
+
+// timeoutOutcome turns a timeout kind into its outcome; a generic timeout
+// is first-token when no first token was seen before it, else idle.
+func timeoutOutcome(k timeoutKind, seen bool) (string, bool) {
+	switch k {
+	case timeoutFirstToken:
+		return record.OutcomeTimeoutFirstToken, true
+	case timeoutIdle:
+		return record.OutcomeTimeoutIdle, true
+	case timeoutDeadline:
+		return record.OutcomeTimeoutDeadline, true
+	case timeoutGeneric:
+		if seen {
+			return record.OutcomeTimeoutIdle, true
+		}
+		return record.OutcomeTimeoutFirstToken, true
+	}
+	return "", false
+}
+
+// failedOutcome reports an outcome after which a gateway may try another
+// provider: an error or a timeout (not a completion, not a client that went
+// away).
+func failedOutcome(o string) bool {
+	switch o {
+	case record.OutcomeError, record.OutcomeTimeoutFirstToken, record.OutcomeTimeoutIdle, record.OutcomeTimeoutDeadline:
+		return true
+	}
+	return false
 }
 
 // abandoned reports a stream the client walked away from: it ended without
@@ -61,18 +144,8 @@ func (e *evidence) failed() bool {
 // outcome applies the rules to one span's evidence. contentSeen is whether
 // the call (all folded spans) is known to have produced content.
 func (e *evidence) outcome(contentSeen bool) string {
-	switch e.timeoutOf() {
-	case timeoutFirstToken:
-		return record.OutcomeTimeoutFirstToken
-	case timeoutIdle:
-		return record.OutcomeTimeoutIdle
-	case timeoutDeadline:
-		return record.OutcomeTimeoutDeadline
-	case timeoutGeneric:
-		if contentSeen {
-			return record.OutcomeTimeoutIdle
-		}
-		return record.OutcomeTimeoutFirstToken
+	if o, ok := timeoutOutcome(e.timeoutOf(), contentSeen); ok {
+		return o
 	}
 	if e.abandoned() {
 		return record.OutcomeClosed

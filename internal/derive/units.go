@@ -1,6 +1,9 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
+// unit is the unit a producer or an export writes a duration in. One table
+// serves span attributes, content_exact_producers and gateway rows.
 type unit uint8
 
 const (
@@ -22,30 +27,35 @@ const (
 	unitNanosOrMillis
 )
 
+// unitNames are the unit spellings of exports and producers.
+var unitNames = map[string]unit{"s": unitSeconds, "ms": unitMillis, "us": unitMicros, "ns": unitNanos}
+
+// parseUnit reads a producer row's unit name; empty means seconds.
 func parseUnit(s string) (unit, bool) {
 	switch s {
-	case "", "s":
+	case "":
 		return unitSeconds, true
-	case "ms":
-		return unitMillis, true
-	case "ns":
-		return unitNanos, true
-	case "us":
-		return unitMicros, true
 	case "ns_or_ms":
 		return unitNanosOrMillis, true
 	}
-	return unitSeconds, false
+	u, ok := unitNames[s]
+	return u, ok
+}
+
+// ValidUnit reports whether s names a unit: s, ms, us or ns.
+func ValidUnit(s string) bool {
+	_, ok := unitNames[s]
+	return ok
 }
 
 func (u unit) seconds(v float64) float64 {
 	switch u {
 	case unitMillis:
 		return v / 1e3
-	case unitNanos:
-		return v / 1e9
 	case unitMicros:
 		return v / 1e6
+	case unitNanos:
+		return v / 1e9
 	case unitNanosOrMillis:
 		if v > 0 && v < 1e4 {
 			return v / 1e3
@@ -53,6 +63,28 @@ func (u unit) seconds(v float64) float64 {
 		return v / 1e9
 	}
 	return v
+}
+
+// maxNumberText bounds the numeric text that is parsed at all: no real
+// number is longer, and a huge string is not scanned per value.
+const maxNumberText = 64
+
+// numberText reads a number written as text. Empty text, "null" and SQL's
+// \N are no value (present false); other text that is not a number is
+// refused (ok false).
+func numberText(s string) (f float64, present, ok bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "null") || s == `\N` {
+		return 0, false, true
+	}
+	if len(s) > maxNumberText {
+		return 0, true, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, true, false
+	}
+	return f, true, true
 }
 
 // number reads a numeric attribute. Numeric strings are accepted (some
@@ -64,28 +96,47 @@ func number(v pcommon.Value) (float64, bool) {
 	case pcommon.ValueTypeInt:
 		return float64(v.Int()), true
 	case pcommon.ValueTypeStr:
-		s := strings.TrimSpace(v.Str())
-		if s == "" || len(s) > 64 {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, false
-		}
-		return f, true
+		f, present, ok := numberText(v.Str())
+		return f, present && ok
 	}
 	return 0, false
 }
+
+// rawNumber reads a number from a parsed row: a JSON value (float64,
+// json.Number, nil) or a CSV cell (text). present is false for no value.
+func rawNumber(v any) (f float64, present, ok bool) {
+	switch t := v.(type) {
+	case nil:
+		return 0, false, true
+	case float64:
+		return t, true, true
+	case float32:
+		return float64(t), true, true
+	case int:
+		return float64(t), true, true
+	case int64:
+		return float64(t), true, true
+	case json.Number:
+		return numberText(string(t))
+	case string:
+		return numberText(t)
+	}
+	return 0, true, false
+}
+
+// maxCount is above any real token or attempt count; larger values are
+// refused rather than trusted.
+const maxCount = 1 << 40
 
 // count reads a token count; ok is false for non-numbers, NaN, negatives
 // and values no real request reaches.
 func count(v pcommon.Value) (int64, bool) {
 	if v.Type() == pcommon.ValueTypeInt {
 		n := v.Int()
-		return n, n >= 0 && n < 1<<40
+		return n, n >= 0 && n < maxCount
 	}
 	f, ok := number(v)
-	if !ok || math.IsNaN(f) || f < 0 || f >= 1<<40 {
+	if !ok || math.IsNaN(f) || f < 0 || f >= maxCount {
 		return 0, false
 	}
 	return int64(f), true
@@ -115,6 +166,51 @@ func boolish(v pcommon.Value) (val, ok bool) {
 	return false, false
 }
 
+// rawBool reads a flag from a parsed row: a JSON bool or number (SQLite
+// writes 1/0), or text strconv.ParseBool accepts.
+func rawBool(v any) (val, ok bool) {
+	switch t := v.(type) {
+	case bool:
+		return t, true
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(t))
+		return b, err == nil
+	case float64:
+		return t != 0, true
+	}
+	return false, false
+}
+
+// Layouts of RFC 3339-like text that producers and exports write besides
+// RFC 3339 itself: no zone (taken as UTC), and a space for the T.
+const (
+	layoutNoZone      = "2006-01-02T15:04:05.999999999"
+	layoutSpace       = "2006-01-02 15:04:05.999999999Z07:00"
+	layoutSpaceNoZone = "2006-01-02 15:04:05.999999999"
+)
+
+// rfc3339Text parses RFC 3339 text, else the same without a zone (UTC);
+// with space also the forms with a space for the T.
+func rfc3339Text(s string, space bool) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if space {
+		if t, err := time.Parse(layoutSpace, s); err == nil {
+			return t, true
+		}
+	}
+	if t, err := time.Parse(layoutNoZone, s); err == nil {
+		return t, true
+	}
+	if space {
+		if t, err := time.Parse(layoutSpaceNoZone, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // absTime reads an absolute timestamp: RFC 3339 text (optionally JSON
 // quoted) or a Unix epoch number in s, ms, µs or ns judged by magnitude.
 func absTime(v pcommon.Value) (uint64, bool) {
@@ -124,15 +220,8 @@ func absTime(v pcommon.Value) (uint64, bool) {
 		if s == "" || len(s) > 64 {
 			return 0, false
 		}
-		t, err := time.Parse(time.RFC3339Nano, s)
-		if err != nil {
-			// Some producers omit the zone; they write UTC.
-			t, err = time.Parse("2006-01-02T15:04:05.999999999", s)
-			if err != nil {
-				return 0, false
-			}
-		}
-		if t.UnixNano() <= 0 {
+		t, ok := rfc3339Text(s, false)
+		if !ok || t.UnixNano() <= 0 {
 			return 0, false
 		}
 		return uint64(t.UnixNano()), true
@@ -155,6 +244,74 @@ func absTime(v pcommon.Value) (uint64, bool) {
 		return uint64(f), true
 	}
 	return 0, false
+}
+
+// TimeFormat is how an export writes absolute times: RFC 3339 text (also
+// with a space for the T, or no zone = UTC), a Unix epoch in a declared
+// unit, or a Go layout. Unlike span attributes, an export declares its
+// format, so epochs are never judged by magnitude.
+type TimeFormat struct {
+	layout string  // Go layout; empty for numeric epochs
+	scale  float64 // seconds per unit for numeric epochs
+}
+
+// ParseTimeFormat reads a time format name: rfc3339 (also the default for
+// ""), unix_s, unix_ms, unix_us, unix_ns, or a Go layout.
+func ParseTimeFormat(format string) (TimeFormat, error) {
+	switch format {
+	case "", "rfc3339":
+		return TimeFormat{layout: time.RFC3339Nano}, nil
+	case "unix_s":
+		return TimeFormat{scale: 1}, nil
+	case "unix_ms":
+		return TimeFormat{scale: 1e-3}, nil
+	case "unix_us":
+		return TimeFormat{scale: 1e-6}, nil
+	case "unix_ns":
+		return TimeFormat{scale: 1e-9}, nil
+	}
+	if !strings.ContainsAny(format, "0123456789") {
+		return TimeFormat{}, fmt.Errorf("%q is not rfc3339, unix_s, unix_ms, unix_us, unix_ns or a Go layout such as 2006-01-02 15:04:05", format)
+	}
+	return TimeFormat{layout: format}, nil
+}
+
+var errBadTime = errors.New("bad time")
+
+// parse reads one time from a parsed row. Blank text is no value.
+func (p TimeFormat) parse(v any) (t time.Time, present bool, err error) {
+	if v == nil {
+		return time.Time{}, false, nil
+	}
+	if s, isStr := v.(string); isStr && strings.TrimSpace(s) == "" {
+		return time.Time{}, false, nil
+	}
+	if p.layout == "" {
+		f, present, ok := rawNumber(v)
+		if !ok || !present || f < 0 || f*p.scale > 1e11 {
+			return time.Time{}, true, errBadTime
+		}
+		// Microseconds: float epochs carry no more, and rounding keeps
+		// differences such as 0.4125 s exact.
+		return time.UnixMicro(int64(math.Round(f * p.scale * 1e6))).UTC(), true, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, true, errBadTime
+	}
+	s = strings.TrimSpace(s)
+	if p.layout == time.RFC3339Nano {
+		t, ok := rfc3339Text(s, true)
+		if !ok {
+			return time.Time{}, true, errBadTime
+		}
+		return t.UTC(), true, nil
+	}
+	t, err = time.Parse(p.layout, s)
+	if err != nil {
+		return time.Time{}, true, errBadTime
+	}
+	return t.UTC(), true, nil
 }
 
 // containsFold reports whether s contains substr, ASCII case-insensitively,

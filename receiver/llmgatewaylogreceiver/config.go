@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
 
@@ -42,6 +44,24 @@ type Config struct {
 	// KeepRow keeps the parsed row as the log body; off by default because
 	// the connector needs only the attributes and rows can be large.
 	KeepRow bool `mapstructure:"keep_row"`
+	// Fallbacks bounds how rows of one request that failed over are held
+	// until they are folded into one record (formats that link rows).
+	Fallbacks FallbacksConfig `mapstructure:"fallbacks"`
+
+	// clock drives the fallback wait; tests inject a fake one.
+	clock clockwork.Clock
+}
+
+// FallbacksConfig bounds the rows held back while a request may still fail
+// over: a failed first attempt waits for the fallback row that links to it
+// (Bifrost's parent_request_id), and a fallback row for its parent.
+type FallbacksConfig struct {
+	// Wait is how long a request's rows are held after its first row was
+	// read; then what arrived is emitted as it is.
+	Wait time.Duration `mapstructure:"wait"`
+	// MaxPending caps the requests held at once; past it the oldest is
+	// emitted as it is.
+	MaxPending int `mapstructure:"max_pending"`
 }
 
 // MappingConfig names where each value of the request record comes from.
@@ -72,7 +92,11 @@ type MappingConfig struct {
 	AttemptTrail     string `mapstructure:"attempt_trail"`
 	Stream           string `mapstructure:"stream"`
 	ErrorType        string `mapstructure:"error_type"`
-	Status           string `mapstructure:"status"`
+	// RequestID and ParentRequestID link a fallback attempt's row to the
+	// row of the request it serves; rows so linked become one record.
+	RequestID       string `mapstructure:"request_id"`
+	ParentRequestID string `mapstructure:"parent_request_id"`
+	Status          string `mapstructure:"status"`
 	// StatusValues maps the export's status values onto outcomes. Keys are
 	// complete, error, closed, timeout_first_token, timeout_idle,
 	// timeout_deadline, timeout (first-token or idle, decided by whether a
@@ -138,10 +162,17 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Mapping.validate(); err != nil {
 		errs = append(errs, err)
-	} else if _, ok := presets[c.Format]; ok {
+	}
+	if _, ok := presets[c.Format]; ok {
 		if _, err := newSpec(c.Format, c.Mapping); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if c.Fallbacks.Wait <= 0 {
+		errs = append(errs, fmt.Errorf("fallbacks::wait: %v must be > 0, e.g. 1m (how long a failed request's row waits for its fallback row)", c.Fallbacks.Wait))
+	}
+	if c.Fallbacks.MaxPending < 1 {
+		errs = append(errs, fmt.Errorf("fallbacks::max_pending: %d must be >= 1, e.g. 10000", c.Fallbacks.MaxPending))
 	}
 	if err := c.Derive.Check(); err != nil {
 		errs = append(errs, err)
@@ -151,26 +182,9 @@ func (c *Config) Validate() error {
 
 func (m *MappingConfig) validate() error {
 	var errs []error
-	for key, unit := range map[string]string{"ttft_unit": m.TTFTUnit, "duration_unit": m.DurationUnit} {
-		if unit != "" {
-			if _, ok := unitScale[unit]; !ok {
-				errs = append(errs, fmt.Errorf("mapping::%s: %q is not a unit, use ms, s, us or ns", key, unit))
-			}
-		}
-	}
-	switch m.MeasuredAt {
-	case "", "first_content", "first_chunk":
-	default:
-		errs = append(errs, fmt.Errorf("mapping::measured_at: %q is invalid, use first_content (the export stops at the first content or tool-call delta) or first_chunk", m.MeasuredAt))
-	}
 	for key := range m.StatusValues {
 		if _, ok := statusKeys[key]; !ok {
 			errs = append(errs, fmt.Errorf("mapping::status_values: unknown outcome %q, use complete, error, closed, timeout_first_token, timeout_idle, timeout_deadline, timeout or skip", key))
-		}
-	}
-	if m.StartTimeFormat != "" {
-		if _, err := newTimeParser(m.StartTimeFormat); err != nil {
-			errs = append(errs, fmt.Errorf("mapping::start_time_format: %w", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -83,6 +83,7 @@ func createDefaultConfig() *Config {
 		Format:      FormatInfroCSV,
 		Delimiter:   ",",
 		Derive:      derive.DefaultConfig(),
+		Fallbacks:   FallbacksConfig{Wait: time.Minute, MaxPending: 10000},
 	}
 }
 

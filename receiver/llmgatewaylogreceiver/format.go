@@ -1,22 +1,19 @@
 package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// unitScale converts a value in the unit to seconds.
-var unitScale = map[string]float64{"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-
 // Pseudo-outcomes of status_values beside the six real ones.
 const (
-	statusTimeout = "timeout" // first-token or idle, by whether a first token was seen
-	statusSkip    = "skip"    // rows that are not finished requests (e.g. in progress)
+	statusTimeout = derive.OutcomeTimeout // first-token or idle, by whether a first token was seen
+	statusSkip    = "skip"                // rows that are not finished requests (e.g. in progress)
 )
 
 var statusKeys = map[string]struct{}{
@@ -39,6 +36,7 @@ type preset struct {
 	attempts, retries        []string
 	fallbackIndex, trail     []string
 	stream, errorType        []string
+	id, parent               []string
 	status                   []string
 	statusValues             map[string][]string
 	measuredAt               string
@@ -76,10 +74,10 @@ var presets = map[string]preset{
 		statusValues: commonStatusValues,
 		measuredAt:   record.MeasuredAtFirstContent,
 	},
-	// Bifrost request log (the logs API / log store row, one JSON object per
-	// line). Its TTFT is the latency of stream chunk index 0.
+	// Bifrost request log (the logs API's row by id, or its SQLite log store
+	// row, one JSON object per line). It has no TTFT field; a fallback
+	// attempt is a row of its own linked by parent_request_id.
 	FormatBifrost: {
-		ttft: []string{"ttft_ms", "time_to_first_token_ms"}, ttftUnit: []string{"ms"},
 		start: []string{"timestamp", "created_at"}, startFormat: "rfc3339",
 		duration: []string{"latency"}, durationUnit: "ms",
 		model: []string{"model"}, provider: []string{"provider"},
@@ -95,6 +93,8 @@ var presets = map[string]preset{
 		trail:         []string{"attempt_trail"},
 		stream:        []string{"stream"},
 		errorType:     []string{"error_details.error.type", "error_details.type", "error_details.error.message"},
+		id:            []string{"id"},
+		parent:        []string{"parent_request_id"},
 		status:        []string{"status"},
 		statusValues:  commonStatusValues,
 		measuredAt:    record.MeasuredAtFirstChunk,
@@ -154,24 +154,36 @@ func (f field) get(row map[string]any) (any, string, bool) {
 		if len(f.paths[i]) < 2 {
 			continue
 		}
-		var cur any = row
-		found := true
-		for _, p := range f.paths[i] {
-			m, ok := cur.(map[string]any)
-			if !ok {
-				found = false
-				break
-			}
-			if cur, ok = m[p]; !ok || cur == nil {
-				found = false
-				break
-			}
-		}
-		if found {
-			return cur, name, true
+		if v, ok := walk(row, f.paths[i]); ok {
+			return v, name, true
 		}
 	}
 	return nil, "", false
+}
+
+// maxNestedJSON bounds the JSON text walk parses for one step.
+const maxNestedJSON = 64 << 10
+
+// walk follows path through nested objects. An object kept as JSON text
+// (Bifrost's SQLite log store writes token_usage and error_details so) is
+// parsed on the way.
+func walk(cur any, path []string) (any, bool) {
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			s, isStr := cur.(string)
+			if !isStr || len(s) > maxNestedJSON || !strings.HasPrefix(strings.TrimSpace(s), "{") {
+				return nil, false
+			}
+			if json.Unmarshal([]byte(s), &m) != nil {
+				return nil, false
+			}
+		}
+		if cur, ok = m[p]; !ok || cur == nil {
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // spec is a format with the user's mapping applied.
@@ -179,17 +191,15 @@ type spec struct {
 	format                                  string
 	csv                                     bool
 	ttft                                    field
-	ttftScale                               float64
 	start, firstToken, end                  field
-	startTime                               timeParser
 	duration                                field
-	durationScale                           float64
 	model, provider, route                  field
 	prompt, cached, completion              field
 	attempts, retries, fallbackIndex, trail field
 	stream, errorType, status               field
+	id, parent                              field
 	statuses                                map[string]string
-	measuredAt                              string
+	rows                                    *derive.GatewayFormat
 }
 
 func pick(user string, def []string) field {
@@ -215,41 +225,33 @@ func newSpec(format string, m MappingConfig) (*spec, error) {
 		attempts:   pick(m.Attempts, p.attempts), retries: pick(m.Retries, p.retries),
 		fallbackIndex: pick(m.FallbackIndex, p.fallbackIndex), trail: pick(m.AttemptTrail, p.trail),
 		stream: pick(m.Stream, p.stream), errorType: pick(m.ErrorType, p.errorType),
-		status:     pick(m.Status, p.status),
-		measuredAt: p.measuredAt,
+		id: pick(m.RequestID, p.id), parent: pick(m.ParentRequestID, p.parent),
+		status: pick(m.Status, p.status),
 	}
-	unit := "ms"
-	if len(p.ttftUnit) > 0 {
-		unit = p.ttftUnit[0]
+	if s.parent.set() && !s.id.set() {
+		return nil, errors.New("mapping::request_id: needed with mapping::parent_request_id (a fallback row names its parent row's request id)")
 	}
-	if m.TTFTUnit != "" {
-		unit = m.TTFTUnit
+	rc := derive.GatewayFormatConfig{
+		Name: format, TTFTUnit: m.TTFTUnit, DurationUnit: m.DurationUnit,
+		TimeFormat: p.startFormat, MeasuredAt: p.measuredAt,
 	}
-	if s.ttftScale, ok = unitScale[unit]; !ok {
-		return nil, fmt.Errorf("mapping::ttft_unit: unknown unit %q", unit)
+	if rc.TTFTUnit == "" && len(p.ttftUnit) > 0 {
+		rc.TTFTUnit = p.ttftUnit[0]
 	}
-	unit = p.durationUnit
-	if unit == "" {
-		unit = "ms"
+	if rc.DurationUnit == "" {
+		rc.DurationUnit = p.durationUnit
 	}
-	if m.DurationUnit != "" {
-		unit = m.DurationUnit
-	}
-	if s.durationScale, ok = unitScale[unit]; !ok {
-		return nil, fmt.Errorf("mapping::duration_unit: unknown unit %q", unit)
-	}
-	layout := p.startFormat
 	if m.StartTimeFormat != "" {
-		layout = m.StartTimeFormat
+		rc.TimeFormat = m.StartTimeFormat
 	}
-	tp, err := newTimeParser(layout)
-	if err != nil {
-		return nil, err
-	}
-	s.startTime = tp
 	if m.MeasuredAt != "" {
-		s.measuredAt = m.MeasuredAt
+		rc.MeasuredAt = m.MeasuredAt
 	}
+	rows, err := derive.NewGatewayFormat(rc)
+	if err != nil {
+		return nil, prefixed("mapping::", err)
+	}
+	s.rows = rows
 	s.statuses = map[string]string{}
 	for outcome, words := range p.statusValues {
 		for _, w := range words {
@@ -270,63 +272,14 @@ func newSpec(format string, m MappingConfig) (*spec, error) {
 	return s, nil
 }
 
-// timeParser reads an absolute time from a string or a number.
-type timeParser struct {
-	layout string  // Go layout; empty for numeric epochs
-	scale  float64 // seconds per unit for numeric epochs
-}
-
-func newTimeParser(format string) (timeParser, error) {
-	switch format {
-	case "", "rfc3339":
-		return timeParser{layout: time.RFC3339Nano}, nil
-	case "unix_s":
-		return timeParser{scale: 1}, nil
-	case "unix_ms":
-		return timeParser{scale: 1e-3}, nil
-	case "unix_us":
-		return timeParser{scale: 1e-6}, nil
-	case "unix_ns":
-		return timeParser{scale: 1e-9}, nil
-	}
-	if !strings.ContainsAny(format, "0123456789") {
-		return timeParser{}, fmt.Errorf("%q is not rfc3339, unix_s, unix_ms, unix_us, unix_ns or a Go layout such as 2006-01-02 15:04:05", format)
-	}
-	return timeParser{layout: format}, nil
-}
-
-var errBadTime = errors.New("bad time")
-
-func (p timeParser) parse(v any) (time.Time, error) {
-	if p.layout == "" {
-		f, ok, err := toFloat(v)
-		if err != nil || !ok || f < 0 || f*p.scale > 1e11 {
-			return time.Time{}, errBadTime
+// prefixed puts prefix before each of err's joined errors.
+func prefixed(prefix string, err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			errs = append(errs, fmt.Errorf("%s%w", prefix, e))
 		}
-		// Microseconds: float epochs carry no more, and rounding keeps
-		// differences such as 0.4125 s exact.
-		return time.UnixMicro(int64(math.Round(f * p.scale * 1e6))).UTC(), nil
+		return errors.Join(errs...)
 	}
-	s, ok := v.(string)
-	if !ok {
-		return time.Time{}, errBadTime
-	}
-	s = strings.TrimSpace(s)
-	if p.layout == time.RFC3339Nano {
-		// Exports often write a space instead of T, or no zone (taken as UTC).
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return t.UTC(), nil
-		}
-		for _, l := range []string{"2006-01-02 15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999"} {
-			if t, err := time.Parse(l, s); err == nil {
-				return t.UTC(), nil
-			}
-		}
-		return time.Time{}, errBadTime
-	}
-	t, err := time.Parse(p.layout, s)
-	if err != nil {
-		return time.Time{}, errBadTime
-	}
-	return t.UTC(), nil
+	return fmt.Errorf("%s%w", prefix, err)
 }

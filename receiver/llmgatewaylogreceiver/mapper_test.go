@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -15,9 +16,9 @@ func testMapper(t testing.TB, format string, m MappingConfig) *mapper {
 	t.Helper()
 	s, err := newSpec(format, m)
 	require.NoError(t, err)
-	b, err := band.New(band.DefaultBoundaries)
+	mp, err := newMapper(s, derive.DefaultConfig())
 	require.NoError(t, err)
-	return &mapper{spec: s, bands: b, maxTTFT: 3600, source: "llm_gateway_log/" + format + ":"}
+	return mp
 }
 
 func infroRow(over map[string]any) map[string]any {
@@ -141,23 +142,33 @@ func TestUnknownValuesStayUnknown(t *testing.T) {
 
 func TestBifrostAttemptsCountRetriesAndFallbacks(t *testing.T) {
 	m := testMapper(t, FormatBifrost, MappingConfig{})
+	// A fallback attempt's row as Bifrost v1.5.11 logs it: its own 0-based
+	// trail, fallback_index 1, no TTFT field of any kind.
 	row := map[string]any{
 		"timestamp": "2026-11-30T00:00:02Z", "provider": "anthropic", "model": "claude-sonnet-4-5",
 		"routing_rule_name": "code-assist", "number_of_retries": 1.0, "fallback_index": 1.0,
-		"attempt_trail": []any{map[string]any{"attempt": 1.0}, map[string]any{"attempt": 2.0}},
-		"latency":       9120.0, "ttft_ms": 2210.0, "status": "success", "stream": true,
+		"attempt_trail": []any{map[string]any{"attempt": 0.0}, map[string]any{"attempt": 1.0}},
+		"latency":       9120.0, "status": "success", "stream": true,
 		"token_usage": map[string]any{"prompt_tokens": 7310.0, "completion_tokens": 655.0},
 	}
 	out, reason := m.mapRow(row)
 	require.Empty(t, reason)
 	r := out.rec
 	assert.Equal(t, int64(3), r.Attempts, "two tries on the fallback provider after one failed provider")
-	assert.True(t, r.HasTimeToFirstChunk)
-	assert.False(t, r.HasTimeToFirstContent, "bifrost measures chunk index 0, a first-chunk clock")
-	assert.InDelta(t, 2.21, r.TimeToFirstChunk, 1e-12)
-	assert.Equal(t, record.MeasuredAtFirstChunk, r.MeasuredAt)
+	_, has := r.TTFT()
+	assert.False(t, has, "bifrost's log rows carry no TTFT")
+	assert.Empty(t, r.MeasuredAt, "a record without TTFT says nothing about where a clock stopped")
 	assert.Equal(t, "2k-16k", r.PromptBand)
 	assert.Equal(t, "code-assist", r.Route)
+	assert.InDelta(t, 9.12, r.Duration, 1e-12)
+
+	// An exporter that adds the chunk-0 latency can point mapping::ttft at it.
+	m = testMapper(t, FormatBifrost, MappingConfig{TTFT: "ttft_ms"})
+	row["ttft_ms"] = 2210.0
+	out, reason = m.mapRow(row)
+	require.Empty(t, reason)
+	assert.InDelta(t, 2.21, out.rec.TimeToFirstChunk, 1e-12)
+	assert.Equal(t, record.MeasuredAtFirstChunk, out.rec.MeasuredAt)
 }
 
 func TestBifrostTimeoutErrorIsATimeout(t *testing.T) {

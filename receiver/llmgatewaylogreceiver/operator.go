@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
@@ -18,11 +20,10 @@ import (
 	csvparser "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/parser/csv"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/parser/jsonparser"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
 
 // headerAttribute carries each CSV file's header line from the file input's
@@ -87,11 +88,16 @@ func operators(c *Config) ([]operator.Config, error) {
 		p.OnError = helper.SendOnErrorQuiet
 		ops = append(ops, operator.NewConfig(p))
 	}
+	clock := c.clock
+	if clock == nil {
+		clock = clockwork.NewRealClock()
+	}
 	ops = append(ops, operator.NewConfig(&mapConfig{
 		TransformerConfig: helper.NewTransformerConfig(mapOperatorType, mapOperatorType),
 		spec:              s,
-		bounds:            c.Derive.PromptBands,
-		maxTTFT:           c.Derive.MaxTTFTSeconds,
+		derive:            c.Derive,
+		fallbacks:         c.Fallbacks,
+		clock:             clock,
 		keepRow:           c.KeepRow,
 		delimiter:         c.Delimiter,
 		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
@@ -159,8 +165,9 @@ func (h *headerOperator) parseInto(e *entry.Entry) {
 type mapConfig struct {
 	helper.TransformerConfig
 	spec      *spec
-	bounds    []int64
-	maxTTFT   float64
+	derive    derive.Config
+	fallbacks FallbacksConfig
+	clock     clockwork.Clock
 	keepRow   bool
 	delimiter string
 	// keepRecordNumber is the user's include_file_record_number; the
@@ -173,9 +180,9 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 	if err != nil {
 		return nil, err
 	}
-	bands, err := band.New(c.bounds)
+	m, err := newMapper(c.spec, c.derive)
 	if err != nil {
-		return nil, fmt.Errorf("derive::prompt_bands: %w", err)
+		return nil, err
 	}
 	tel, err := newTelemetry(set, c.spec.format)
 	if err != nil {
@@ -186,9 +193,9 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 	if c.spec.csv {
 		headerLines = 1
 	}
-	return &mapOperator{
+	o := &mapOperator{
 		TransformerOperator: t,
-		mapper:              mapper{spec: c.spec, bands: bands, maxTTFT: c.maxTTFT, source: "llm_gateway_log/" + c.spec.format + ":"},
+		mapper:              m,
 		tel:                 tel,
 		// Bounded: the first 10 skipped rows per minute are logged, the rest only counted.
 		skipLog: set.Logger.WithOptions(zap.WrapCore(func(core zapcore.Core) zapcore.Core {
@@ -198,18 +205,79 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 		delimiter:        d,
 		headerLines:      headerLines,
 		keepRecordNumber: c.keepRecordNumber,
-	}, nil
+		clock:            c.clock,
+	}
+	if c.spec.parent.set() {
+		o.fallbacks = newFallbackRows(c.fallbacks.Wait, c.fallbacks.MaxPending)
+	}
+	return o, nil
 }
 
 type mapOperator struct {
 	helper.TransformerOperator
-	mapper           mapper
+	mapper           *mapper
 	tel              *telemetry
 	skipLog          *zap.Logger
 	keepRow          bool
 	delimiter        rune
 	headerLines      int64
 	keepRecordNumber bool
+
+	// fallbacks holds the rows of requests that may have failed over, for
+	// formats that link a fallback's row to its request's (nil otherwise).
+	fallbacks *fallbackRows
+	clock     clockwork.Clock
+	stop      chan struct{}
+	swept     sync.WaitGroup
+	stopOnce  sync.Once
+}
+
+// Start starts releasing held requests whose wait is over.
+func (o *mapOperator) Start(p operator.Persister) error {
+	if o.fallbacks != nil {
+		o.stop = make(chan struct{})
+		o.swept.Add(1)
+		go o.sweep()
+	}
+	return o.TransformerOperator.Start(p)
+}
+
+// sweepEvery is how often held requests are checked against their wait:
+// a tenth of it, within [10 ms, 1 s].
+func (o *mapOperator) sweepEvery() time.Duration {
+	return min(max(o.fallbacks.wait/10, 10*time.Millisecond), time.Second)
+}
+
+func (o *mapOperator) sweep() {
+	defer o.swept.Done()
+	t := o.clock.NewTicker(o.sweepEvery())
+	defer t.Stop()
+	for {
+		select {
+		case <-o.stop:
+			return
+		case <-t.Chan():
+			if r := o.fallbacks.expired(o.clock.Now(), nil); len(r) > 0 {
+				o.writeReleased(context.Background(), r)
+			}
+		}
+	}
+}
+
+// Stop emits the requests still held: the stages after the mapping stop
+// after it, so nothing read is lost on a graceful stop.
+func (o *mapOperator) Stop() error {
+	o.stopOnce.Do(func() {
+		if o.stop == nil {
+			return
+		}
+		close(o.stop)
+		o.swept.Wait()
+		if r := o.fallbacks.drain(nil); len(r) > 0 {
+			o.writeReleased(context.Background(), r)
+		}
+	})
+	return o.TransformerOperator.Stop()
 }
 
 func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
@@ -234,12 +302,15 @@ func (o *mapOperator) Process(ctx context.Context, e *entry.Entry) error {
 	return o.Write(ctx, e)
 }
 
-// mapEntry rewrites e into a request record, or counts and logs why not.
+// mapEntry rewrites e into a request record, or counts and logs why not. It
+// reports whether e is to be emitted now: a row held for its request's
+// fallback rows is not (it is counted as mapped here), and a request whose
+// rows came together is emitted from here as one record.
 func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
-	row, ok := e.Body.(map[string]any)
+	row, isRow := e.Body.(map[string]any)
 	var reason string
 	var m mapped
-	if !ok {
+	if !isRow {
 		reason = o.unparsedReason(e)
 	} else {
 		m, reason = o.mapper.mapRow(row)
@@ -251,27 +322,81 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 		}
 		return false
 	}
-	// Keep what the file input and the user set (log.file.*, attributes:),
-	// not the receiver's own plumbing.
-	out := pcommon.NewMap()
-	out.EnsureCapacity(len(e.Attributes) + 18)
+	if m.row.Rejected != "" {
+		o.tel.ttftRejected(ctx, m.row.Rejected)
+	}
+	if o.fallbacks != nil {
+		if !o.keepRow {
+			e.Body = nil // a held row needs its attributes, not the parsed row
+		}
+		rel, held := o.fallbacks.add(e, &m.row, o.clock.Now(), nil)
+		if len(rel) > 0 {
+			o.writeReleased(ctx, rel)
+		}
+		if held {
+			o.tel.mapped(ctx, 1)
+			return false
+		}
+	}
+	o.stamp(e, &m.row)
+	return true
+}
+
+// stamp writes the record into e's attributes, which stanza converts to
+// pdata once. What the file input and the user set (log.file.*,
+// attributes:) is kept, the receiver's own plumbing is not.
+func (o *mapOperator) stamp(e *entry.Entry, r *derive.GatewayRecord) {
+	out := make(map[string]any, len(e.Attributes)+recordKeys)
 	for k, v := range e.Attributes {
 		if k == headerAttribute || k == headerTooLongAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) {
 			continue
 		}
-		_ = out.PutEmpty(k).FromRaw(v)
+		out[k] = v
 	}
-	m.rec.Write(out)
-	e.Attributes = out.AsRaw()
-	if m.hasTime {
-		e.Timestamp = m.at
+	r.Record.WriteRaw(out)
+	e.Attributes = out
+	if r.HasStart {
+		e.Timestamp = r.Start
 	} else {
 		e.Timestamp = e.ObservedTimestamp
 	}
 	if !o.keepRow {
 		e.Body = nil
 	}
-	return true
+}
+
+// recordKeys is about the number of keys a request record writes.
+const recordKeys = 16
+
+// writeReleased emits released requests, each folded into one record on
+// the entry of its own row.
+func (o *mapOperator) writeReleased(ctx context.Context, rel []released) {
+	kept := make([]*entry.Entry, 0, len(rel))
+	for _, r := range rel {
+		o.tel.fallbackWait(ctx, r.result)
+		rows := r.req.rows
+		if len(rows) == 1 {
+			o.stamp(rows[0].e, &rows[0].row)
+			kept = append(kept, rows[0].e)
+			continue
+		}
+		o.tel.folded(ctx, int64(len(rows)-1))
+		carrier := rows[0].e
+		parts := make([]*derive.GatewayRecord, len(rows))
+		for i := range rows {
+			parts[i] = &rows[i].row
+			if rows[i].row.ParentID == "" {
+				carrier = rows[i].e // the request's own row carries its record
+			}
+		}
+		var folded derive.GatewayRecord
+		o.mapper.derive.FoldFallbacks(parts, &folded)
+		o.stamp(carrier, &folded)
+		kept = append(kept, carrier)
+	}
+	if err := o.WriteBatch(ctx, kept); err != nil {
+		o.Logger().Warn("emitting held gateway rows", zap.Error(err))
+	}
 }
 
 // unparsedReason tells why the parser left the row as text.

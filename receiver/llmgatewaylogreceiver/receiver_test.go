@@ -49,7 +49,11 @@ func TestEachFormatEmitsOneRecordPerRequest(t *testing.T) {
 			for i, r := range recs {
 				assert.Equal(t, tc.outcomes[i], r.Outcome, "row %d", i+1)
 				assert.Equal(t, record.ObserverGateway, r.Observer)
-				assert.Equal(t, tc.measuredAt, r.MeasuredAt)
+				if _, has := r.TTFT(); has {
+					assert.Equal(t, tc.measuredAt, r.MeasuredAt)
+				} else {
+					assert.Empty(t, r.MeasuredAt, "row %d: no TTFT, no measured_at", i+1)
+				}
 				assert.NotEmpty(t, r.Model)
 				assert.NotEmpty(t, r.PromptBand)
 				assert.Positive(t, lrs[i].Timestamp(), "timestamp from the row's request time")
@@ -74,23 +78,27 @@ func TestRecordTimestampIsTheRequestTime(t *testing.T) {
 func TestBadRowsAreCountedByReasonAndNeverStopTheFile(t *testing.T) {
 	for _, tc := range []struct {
 		format, file string
+		mapping      MappingConfig
 		good         int
 		reasons      map[string]int64
 		lines        []int64
 	}{
 		{
-			FormatInfroCSV, "bad_rows.csv", 2,
+			FormatInfroCSV, "bad_rows.csv", MappingConfig{}, 2,
 			map[string]int64{reasonColumnCount: 1, reasonBadTTFT: 1, reasonNegative: 1, reasonUnknownStatus: 1, reasonMalformedCSV: 1},
 			[]int64{3, 4, 5, 6, 7},
 		},
 		{
-			FormatBifrost, "bad_lines.jsonl", 2,
+			// Bifrost's rows have no TTFT; these carry one an exporter added.
+			FormatBifrost, "bad_lines.jsonl", MappingConfig{TTFT: "ttft_ms"}, 2,
 			map[string]int64{reasonMalformedJSON: 1, reasonNotObject: 1, reasonBadTTFT: 1},
 			[]int64{2, 3, 4},
 		},
 	} {
 		t.Run(tc.format, func(t *testing.T) {
-			h := newHarness(t, testConfig(t, tc.format, testdata(tc.file)))
+			cfg := testConfig(t, tc.format, testdata(tc.file))
+			cfg.Mapping = tc.mapping
+			h := newHarness(t, cfg)
 			h.start(t)
 			h.waitRecords(t, tc.good)
 			require.Eventually(t, func() bool {

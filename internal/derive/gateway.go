@@ -1,0 +1,490 @@
+package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// GatewayRow is one gateway request row as a reader found it (the gateway log
+// receiver's mapping of a CSV row or JSON line). Each value is the raw value
+// of the column or field the format names: a JSON value, or a CSV cell as
+// text; nil when the row has none. Deriver.FromGatewayRow applies the rules to it.
+type GatewayRow struct {
+	// TTFT is a time to first token, in the format's TTFT unit; TTFTName is
+	// the key it came from (ttft.source).
+	TTFT     any
+	TTFTName string
+	// FirstToken is an absolute first-token time (the format's time
+	// format); TTFT = FirstToken − Start when the row has no TTFT.
+	FirstToken     any
+	FirstTokenName string
+	// Start and End are the request's absolute start and end.
+	Start, End any
+	// Duration is the request's duration, in the format's duration unit;
+	// else End − Start.
+	Duration any
+	// Stream is the streamed flag: a bool, 1/0, or text.
+	Stream any
+
+	PromptTokens, CachedTokens, OutputTokens any
+
+	// Attempts counts attempts including failovers; without it, attempts
+	// are Retries + 1 (or the attempt Trail's length, a list or a JSON
+	// string of one), plus FallbackIndex (providers tried before this one).
+	Attempts, Retries, FallbackIndex, Trail any
+
+	// Outcome is the row's status read through the format's status words:
+	// one of the six outcomes, OutcomeTimeout, or "" (the format has no
+	// status: a finished request).
+	Outcome string
+	// ErrorText is the row's error class, code or message.
+	ErrorText string
+
+	// ID is the row's request id; ParentID links a fallback attempt's row
+	// to the row of the request it serves (Bifrost's parent_request_id).
+	ID, ParentID string
+
+	Provider, Model, Route string
+}
+
+// OutcomeTimeout is a status that says the request timed out without
+// saying which limit: first-token when no first token was seen, else idle.
+const OutcomeTimeout = "timeout"
+
+// Why a row is skipped (the receiver's rows_skipped reasons for values).
+const (
+	GatewayBadTTFT    = "bad_ttft"       // TTFT not a finite number
+	GatewayAbsurdTTFT = "absurd_ttft"    // TTFT above derive::max_ttft_seconds
+	GatewayNegative   = "negative_value" // negative TTFT, duration or count
+	GatewayBadNumber  = "bad_number"     // another numeric value not a number
+	GatewayBadTime    = "bad_timestamp"  // an absolute time that does not parse
+)
+
+// Why a row's TTFT was not kept (the row still becomes a record).
+const (
+	GatewayTTFTNotStreamed     = "not_streamed"        // the request did not stream
+	GatewayTTFTIsDuration      = "duration_as_ttft"    // equal to the duration on a call not known to stream
+	GatewayTTFTAfterEnd        = "after_end"           // longer than the request
+	GatewayTTFTStampedAtEnd    = "first_token_at_end"  // first-token time equal to the end time (LiteLLM's fallback)
+	GatewayTTFTFirstTokenUnmet = "timeout_first_token" // a first-content export says no first token came
+)
+
+// GatewayFormat is what an export's format says about all its rows.
+type GatewayFormat struct {
+	ttftUnit, durationUnit unit
+	times                  TimeFormat
+	measuredAt             string
+	source                 string
+}
+
+// GatewayFormatConfig names a format's units and clock.
+type GatewayFormatConfig struct {
+	// Name labels ttft.source: "llm_gateway_log/<name>:<key>".
+	Name string
+	// TTFTUnit and DurationUnit are s, ms, us or ns (empty: ms).
+	TTFTUnit, DurationUnit string
+	// TimeFormat is how absolute times are written (see ParseTimeFormat).
+	TimeFormat string
+	// MeasuredAt is where the export's TTFT clock stops: first_content or
+	// first_chunk.
+	MeasuredAt string
+}
+
+// NewGatewayFormat checks c; errors name the field.
+func NewGatewayFormat(c GatewayFormatConfig) (*GatewayFormat, error) {
+	f := &GatewayFormat{measuredAt: c.MeasuredAt, source: "llm_gateway_log/" + c.Name + ":"}
+	var errs []error
+	var ok bool
+	for _, u := range []struct {
+		key, name string
+		dst       *unit
+	}{{"ttft_unit", c.TTFTUnit, &f.ttftUnit}, {"duration_unit", c.DurationUnit, &f.durationUnit}} {
+		name := u.name
+		if name == "" {
+			name = "ms"
+		}
+		if *u.dst, ok = unitNames[name]; !ok {
+			errs = append(errs, fmt.Errorf("%s: %q is not a unit, use ms, s, us or ns", u.key, u.name))
+		}
+	}
+	var err error
+	if f.times, err = ParseTimeFormat(c.TimeFormat); err != nil {
+		errs = append(errs, fmt.Errorf("start_time_format: %w", err))
+	}
+	switch c.MeasuredAt {
+	case record.MeasuredAtFirstContent, record.MeasuredAtFirstChunk:
+	default:
+		errs = append(errs, fmt.Errorf("measured_at: %q is invalid, use first_content (the export stops at the first content or tool-call delta) or first_chunk", c.MeasuredAt))
+	}
+	return f, errors.Join(errs...)
+}
+
+// GatewayRecord is one row after the rules: its record, its request start, and
+// how it links to the other rows of the same client request.
+type GatewayRecord struct {
+	Record   record.Record
+	Start    time.Time
+	HasStart bool
+	// Rejected says why the row's TTFT was not kept ("" when kept or none).
+	Rejected string
+
+	ID, ParentID  string
+	FallbackIndex int64
+	own           int64 // attempts this row made itself
+}
+
+// FromGatewayRow turns one gateway row into a record with the rules every input obeys
+// (streaming inference, TTFT choice and measured_at, duration-as-TTFT,
+// outcome and timeout kind, attempts, band, units, time parsing, bounds).
+// A non-empty reason means the row is skipped; out is then meaningless.
+func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayRecord) (reason string) {
+	*out = GatewayRecord{ID: in.ID, ParentID: in.ParentID}
+	r := &out.Record
+	r.Observer = record.ObserverGateway
+	r.Provider, r.Model, r.Route = in.Provider, in.Model, in.Route
+
+	outcome, kind := in.Outcome, timeoutNone
+	switch outcome {
+	case "":
+		outcome = record.OutcomeComplete
+	case OutcomeTimeout:
+		kind = timeoutGeneric
+	case record.OutcomeError:
+		kind = textTimeout(in.ErrorText)
+	}
+
+	start, hasStart, err := f.times.parse(in.Start)
+	if err != nil {
+		return GatewayBadTime
+	}
+	first, hasFirst, err := f.times.parse(in.FirstToken)
+	if err != nil {
+		return GatewayBadTime
+	}
+	end, hasEnd, err := f.times.parse(in.End)
+	if err != nil {
+		return GatewayBadTime
+	}
+	out.Start, out.HasStart = start, hasStart
+	// LiteLLM stamps completionStartTime with the end time when it saw no
+	// chunk (some streamed endpoints too): that is no first token.
+	if hasFirst && hasEnd && first.Sub(end).Abs() <= time.Millisecond {
+		hasFirst = false
+		out.Rejected = GatewayTTFTStampedAtEnd
+	}
+
+	stream := triUnknown
+	if b, ok := rawBool(in.Stream); ok {
+		stream = triFalse
+		if b {
+			stream = triTrue
+		}
+	}
+
+	ttft, hasTTFT, src := 0.0, false, ""
+	if in.TTFT != nil {
+		v, present, ok := rawNumber(in.TTFT)
+		switch {
+		case !ok || (present && (math.IsNaN(v) || math.IsInf(v, 0))):
+			return GatewayBadTTFT
+		case present && v < 0:
+			return GatewayNegative
+		case present:
+			ttft, hasTTFT, src = f.ttftUnit.seconds(v), true, in.TTFTName
+		}
+	}
+	if !hasTTFT && hasFirst && hasStart {
+		v := first.Sub(start).Seconds()
+		if v < 0 {
+			return GatewayNegative
+		}
+		ttft, hasTTFT, src = v, true, in.FirstTokenName
+	}
+	if hasTTFT && ttft > d.cfg.MaxTTFTSeconds {
+		return GatewayAbsurdTTFT
+	}
+
+	if in.Duration != nil {
+		v, present, ok := rawNumber(in.Duration)
+		switch {
+		case !ok || (present && (math.IsNaN(v) || math.IsInf(v, 0))):
+			return GatewayBadNumber
+		case present && v < 0:
+			return GatewayNegative
+		case present:
+			r.Duration, r.HasDuration = f.durationUnit.seconds(v), true
+		}
+	}
+	if !r.HasDuration && hasEnd && hasStart {
+		v := end.Sub(start).Seconds()
+		if v < 0 {
+			return GatewayNegative
+		}
+		r.Duration, r.HasDuration = v, true
+	}
+
+	firstContent := f.measuredAt == record.MeasuredAtFirstContent
+	// A first-content clock only stops on a streamed delta: such a TTFT
+	// says the request streamed.
+	if hasTTFT && stream == triUnknown && firstContent {
+		stream = triTrue
+	}
+	switch {
+	case !hasTTFT:
+	case stream == triFalse:
+		hasTTFT, out.Rejected = false, GatewayTTFTNotStreamed
+	case r.HasDuration:
+		switch checkTTFT(ttft, r.Duration, stream == triTrue, false) {
+		case ttftAfterEnd:
+			hasTTFT, out.Rejected = false, GatewayTTFTAfterEnd
+		case ttftIsDuration:
+			hasTTFT, out.Rejected = false, GatewayTTFTIsDuration
+		}
+	}
+	if hasTTFT && stream == triUnknown {
+		stream = triTrue // TTFT evidence is streaming evidence
+	}
+	if stream != triUnknown {
+		r.Streamed, r.StreamedKnown = stream == triTrue, true
+	}
+
+	if reason = gatewayCount(in.PromptTokens, &r.PromptTokens, &r.HasPromptTokens); reason != "" {
+		return reason
+	}
+	if reason = gatewayCount(in.CachedTokens, &r.CachedTokens, &r.HasCachedTokens); reason != "" {
+		return reason
+	}
+	if reason = gatewayCount(in.OutputTokens, &r.OutputTokens, &r.HasOutputTokens); reason != "" {
+		return reason
+	}
+	if reason = d.gatewayAttempts(in, out); reason != "" {
+		return reason
+	}
+
+	if o, ok := timeoutOutcome(kind, hasTTFT); ok {
+		outcome = o
+	}
+	// A first-content export that says no first token came cannot also have one.
+	if hasTTFT && outcome == record.OutcomeTimeoutFirstToken && firstContent {
+		hasTTFT, out.Rejected = false, GatewayTTFTFirstTokenUnmet
+	}
+	r.Outcome = outcome
+	if hasTTFT {
+		if firstContent {
+			r.TimeToFirstContent, r.HasTimeToFirstContent = ttft, true
+		} else {
+			r.TimeToFirstChunk, r.HasTimeToFirstChunk = ttft, true
+		}
+		// Only a record with a TTFT says where its clock stopped.
+		r.MeasuredAt, r.Source = f.measuredAt, f.source+src
+	}
+	d.finishRecord(r)
+	return ""
+}
+
+// gatewayAttempts: an explicit attempt count, else retries + 1 (or the
+// trail's length, whichever is more) plus the fallback index, each earlier
+// provider being at least one more attempt.
+func (d *Deriver) gatewayAttempts(in *GatewayRow, out *GatewayRecord) string {
+	var n int64
+	var has bool
+	if reason := gatewayCount(in.Attempts, &n, &has); reason != "" {
+		return reason
+	}
+	if has && n >= 1 {
+		out.own, out.Record.Attempts = n, n
+		return ""
+	}
+	out.own = 1
+	if reason := gatewayCount(in.Retries, &n, &has); reason != "" {
+		return reason
+	} else if has {
+		out.own = n + 1
+	}
+	if l := trailLen(in.Trail); l > out.own {
+		out.own = l
+	}
+	if reason := gatewayCount(in.FallbackIndex, &n, &has); reason != "" {
+		return reason
+	} else if has {
+		out.FallbackIndex = n
+	}
+	out.Record.Attempts = out.own + out.FallbackIndex
+	return ""
+}
+
+// gatewayCount reads a non-negative count; no value leaves it unknown.
+func gatewayCount(v any, dst *int64, has *bool) string {
+	*dst, *has = 0, false
+	if v == nil {
+		return ""
+	}
+	x, present, ok := rawNumber(v)
+	switch {
+	case !ok || math.IsNaN(x) || math.IsInf(x, 0):
+		return GatewayBadNumber
+	case !present:
+		return ""
+	case x < 0:
+		return GatewayNegative
+	case x >= maxCount:
+		return GatewayBadNumber
+	}
+	*dst, *has = int64(x), true
+	return ""
+}
+
+// maxTrailText bounds an attempt trail read from a JSON string.
+const maxTrailText = 1 << 16
+
+// trailLen counts an attempt trail: a list, or a JSON string of one (the
+// log store keeps it as text). Bifrost numbers attempts from 0: the
+// length, not the last number, is the count.
+func trailLen(v any) int64 {
+	switch t := v.(type) {
+	case []any:
+		return int64(len(t))
+	case string:
+		if len(t) > maxTrailText {
+			return 0
+		}
+		var a []json.RawMessage
+		if json.Unmarshal([]byte(t), &a) == nil {
+			return int64(len(a))
+		}
+	}
+	return 0
+}
+
+// AwaitsFallback reports a row that a fallback row may follow: the failed
+// first attempt chain of a request (an id, no parent, fallback index 0).
+// Bifrost logs a fallback as a row of its own whose ParentID is this
+// row's ID; only the pair says what the client got.
+func (r *GatewayRecord) AwaitsFallback() bool {
+	return r.ID != "" && r.ParentID == "" && r.FallbackIndex == 0 && failedOutcome(r.Record.Outcome)
+}
+
+// Final reports a row after which the request tries no further provider:
+// it did not fail.
+func (r *GatewayRecord) Final() bool { return !failedOutcome(r.Record.Outcome) }
+
+// FoldFallbacks folds the rows of one client request — its first attempt
+// chain, when seen, and its fallback rows — into one record in out (which
+// must not be one of rows). The attempt that served decides the outcome,
+// TTFT, tokens and target; attempts add up, and each earlier provider
+// without a row counts one; the request starts with the first row.
+func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
+	if len(rows) == 0 {
+		*out = GatewayRecord{}
+		return
+	}
+	var primary *GatewayRecord
+	last := rows[0]
+	seen := map[int64]bool{}
+	var own int64
+	for _, r := range rows {
+		if r.ParentID == "" && primary == nil {
+			primary = r
+		}
+		if r.FallbackIndex > last.FallbackIndex || (r.FallbackIndex == last.FallbackIndex && r.HasStart && last.HasStart && r.Start.After(last.Start)) {
+			last = r
+		}
+		seen[r.FallbackIndex] = true
+		own += r.own
+	}
+	first := primary
+	if first == nil {
+		first = rows[0]
+		for _, r := range rows {
+			if r.HasStart && (!first.HasStart || r.Start.Before(first.Start)) {
+				first = r
+			}
+		}
+	}
+	*out = *last
+	out.own = own
+	out.ID, out.ParentID, out.FallbackIndex = first.ID, "", 0
+	if primary != nil {
+		out.ID = primary.ID
+	} else if last.ParentID != "" {
+		out.ID = last.ParentID
+	}
+	out.Start, out.HasStart = first.Start, first.HasStart
+	rec := &out.Record
+	if missing := last.FallbackIndex + 1 - int64(len(seen)); missing > 0 {
+		own += missing
+	}
+	rec.Attempts = own
+	if first.Record.Route != "" {
+		rec.Route = first.Record.Route // the route the client was sent by
+	}
+	if rec.Provider == "" && rec.Model == "" {
+		rec.Provider, rec.Model = first.Record.Provider, first.Record.Model
+	}
+	if !rec.HasPromptTokens && first.Record.HasPromptTokens {
+		rec.PromptTokens, rec.HasPromptTokens = first.Record.PromptTokens, true
+	}
+	if !rec.HasCachedTokens && first.Record.HasCachedTokens {
+		rec.CachedTokens, rec.HasCachedTokens = first.Record.CachedTokens, true
+	}
+	for _, r := range rows {
+		if r.Record.StreamedKnown && r.Record.Streamed {
+			rec.Streamed, rec.StreamedKnown = true, true
+		}
+	}
+
+	// The client's clock: from the first row's start to the latest end.
+	rec.Duration, rec.HasDuration = foldDuration(rows, out.Start, out.HasStart)
+	if _, has := rec.TTFT(); has {
+		shift, ok := 0.0, last == first
+		if !ok && last.HasStart && out.HasStart && !last.Start.Before(out.Start) {
+			shift, ok = last.Start.Sub(out.Start).Seconds(), true
+		}
+		if ok && rec.HasTimeToFirstContent {
+			rec.TimeToFirstContent += shift
+			ok = rec.TimeToFirstContent <= d.cfg.MaxTTFTSeconds
+		}
+		if ok && rec.HasTimeToFirstChunk {
+			rec.TimeToFirstChunk += shift
+			ok = rec.TimeToFirstChunk <= d.cfg.MaxTTFTSeconds
+		}
+		if !ok {
+			// The served attempt's TTFT cannot be put on the client's clock.
+			rec.TimeToFirstContent, rec.HasTimeToFirstContent = 0, false
+			rec.TimeToFirstChunk, rec.HasTimeToFirstChunk = 0, false
+			rec.MeasuredAt, rec.Source = "", ""
+			out.Rejected = GatewayTTFTAfterEnd
+		}
+	}
+	d.finishRecord(rec)
+}
+
+// foldDuration is the client's duration over the rows of one request: the
+// latest end after the start when every row has a start and a duration,
+// else the sum of the attempts' durations when every row has one.
+func foldDuration(rows []*GatewayRecord, start time.Time, hasStart bool) (float64, bool) {
+	var latest time.Time
+	timed, sum := hasStart, 0.0
+	for _, r := range rows {
+		if !r.Record.HasDuration {
+			return 0, false
+		}
+		sum += r.Record.Duration
+		if !r.HasStart {
+			timed = false
+			continue
+		}
+		if end := r.Start.Add(time.Duration(r.Record.Duration * float64(time.Second))); end.After(latest) {
+			latest = end
+		}
+	}
+	if timed && !latest.Before(start) {
+		return latest.Sub(start).Seconds(), true
+	}
+	return sum, true
+}

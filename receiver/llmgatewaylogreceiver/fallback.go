@@ -1,0 +1,176 @@
+package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
+
+import (
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+)
+
+// How a request's wait for its other rows ended (the fallback_waits
+// counter's result).
+const (
+	waitMatched  = "matched"  // the request's rows came together: one record
+	waitExpired  = "expired"  // fallbacks::wait passed; what arrived was emitted as it is
+	waitEvicted  = "evicted"  // fallbacks::max_pending requests were already held
+	waitReplaced = "replaced" // a second first-attempt row with the same id (a file read twice)
+	waitStopped  = "stopped"  // the receiver stopped
+)
+
+// maxRowsPerRequest bounds the rows held for one request id.
+const maxRowsPerRequest = 32
+
+// heldRow is a row held back while its request may still fail over.
+type heldRow struct {
+	e   *entry.Entry
+	row derive.GatewayRecord
+}
+
+// heldRequest is the rows of one client request seen so far.
+type heldRequest struct {
+	id       string
+	rows     []heldRow
+	deadline time.Time
+	primary  bool // the first attempt's row is among rows
+	done     bool // emitted; its queue slot is skipped
+}
+
+// last is the row of the latest attempt seen.
+func (h *heldRequest) last() *derive.GatewayRecord {
+	l := &h.rows[0].row
+	for i := range h.rows {
+		if r := &h.rows[i].row; r.FallbackIndex > l.FallbackIndex {
+			l = r
+		}
+	}
+	return l
+}
+
+// complete reports that the request's rows are all there: its first
+// attempt, and a fallback after which no other is tried.
+func (h *heldRequest) complete() bool {
+	return h.primary && len(h.rows) > 1 && h.last().Final()
+}
+
+// released is a request whose wait is over, and why.
+type released struct {
+	req    *heldRequest
+	result string
+}
+
+// fallbackRows holds the rows of requests that may have failed over until
+// their linked rows arrive, within bounds: each request at most wait after
+// its first row was read, at most maxPending requests at once. Safe for
+// concurrent use (the file input reads files in parallel).
+type fallbackRows struct {
+	wait       time.Duration
+	maxPending int
+
+	mu    sync.Mutex
+	held  map[string]*heldRequest
+	queue []*heldRequest // by first arrival, so by deadline
+	head  int
+}
+
+func newFallbackRows(wait time.Duration, maxPending int) *fallbackRows {
+	return &fallbackRows{wait: wait, maxPending: maxPending, held: map[string]*heldRequest{}}
+}
+
+// add offers a mapped row. held is false when the row is not part of a
+// request that may have failed over: the caller emits it now. out gets
+// the requests whose wait ended.
+func (f *fallbackRows) add(e *entry.Entry, row *derive.GatewayRecord, now time.Time, out []released) (_ []released, held bool) {
+	var key string
+	switch {
+	case row.ParentID != "":
+		key = row.ParentID
+	case row.AwaitsFallback():
+		key = row.ID
+	default:
+		return out, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.held[key]
+	switch {
+	case h != nil && h.primary && row.ParentID == "":
+		// The same first attempt again (a file read twice): the earlier one
+		// is a request of its own.
+		out = append(out, released{f.remove(h), waitReplaced})
+		h = nil
+	case h != nil && len(h.rows) >= maxRowsPerRequest:
+		// No gateway tries this many providers for one request.
+		out = append(out, released{f.remove(h), waitEvicted})
+		h = nil
+	}
+	if h == nil {
+		for len(f.held) >= f.maxPending {
+			out = append(out, released{f.remove(f.oldest()), waitEvicted})
+		}
+		h = &heldRequest{id: key, deadline: now.Add(f.wait)}
+		f.held[key] = h
+		f.queue = append(f.queue, h)
+	}
+	h.rows = append(h.rows, heldRow{e: e, row: *row})
+	h.primary = h.primary || row.ParentID == ""
+	if h.complete() {
+		out = append(out, released{f.remove(h), waitMatched})
+	}
+	return out, true
+}
+
+// expired releases the requests whose wait is over.
+func (f *fallbackRows) expired(now time.Time, out []released) []released {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for {
+		h := f.oldest()
+		if h == nil || h.deadline.After(now) {
+			return out
+		}
+		out = append(out, released{f.remove(h), waitExpired})
+	}
+}
+
+// drain releases every request held.
+func (f *fallbackRows) drain(out []released) []released {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for h := f.oldest(); h != nil; h = f.oldest() {
+		out = append(out, released{f.remove(h), waitStopped})
+	}
+	return out
+}
+
+// pending is the number of requests held.
+func (f *fallbackRows) pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.held)
+}
+
+// oldest is the earliest-arrived request still held, or nil.
+func (f *fallbackRows) oldest() *heldRequest {
+	for f.head < len(f.queue) && f.queue[f.head].done {
+		f.queue[f.head] = nil
+		f.head++
+	}
+	if f.head > 64 && f.head*2 > len(f.queue) {
+		// Reuse the drained front of the queue.
+		n := copy(f.queue, f.queue[f.head:])
+		clear(f.queue[n:])
+		f.queue, f.head = f.queue[:n], 0
+	}
+	if f.head == len(f.queue) {
+		return nil
+	}
+	return f.queue[f.head]
+}
+
+func (f *fallbackRows) remove(h *heldRequest) *heldRequest {
+	h.done = true
+	delete(f.held, h.id)
+	return h
+}
