@@ -42,12 +42,6 @@ func parseUnit(s string) (unit, bool) {
 	return u, ok
 }
 
-// ValidUnit reports whether s names a unit: s, ms, us or ns.
-func ValidUnit(s string) bool {
-	_, ok := unitNames[s]
-	return ok
-}
-
 func (u unit) seconds(v float64) float64 {
 	switch u {
 	case unitMillis:

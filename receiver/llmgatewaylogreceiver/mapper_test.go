@@ -236,6 +236,19 @@ func TestLiteLLMFailedCallStampedAtEndHasNoFirstChunk(t *testing.T) {
 	assert.False(t, has)
 }
 
+// LiteLLM falls back to endTime for completionStartTime on some streamed
+// endpoints (/v1/messages, /v1/responses): that is no first chunk.
+func TestLiteLLMStreamedCallStampedAtEndHasNoTTFT(t *testing.T) {
+	m := testMapper(t, FormatLiteLLM, MappingConfig{})
+	out, reason := m.mapRow(litellmRow(map[string]any{"completionStartTime": 1796083202.7495}))
+	require.Empty(t, reason)
+	_, has := out.rec.TTFT()
+	assert.False(t, has)
+	assert.Empty(t, out.rec.MeasuredAt)
+	assert.Equal(t, record.OutcomeComplete, out.rec.Outcome)
+	assert.True(t, out.rec.StreamedKnown && out.rec.Streamed)
+}
+
 func TestGenericMappingNamesColumnsAndUnits(t *testing.T) {
 	m := testMapper(t, FormatCSV, MappingConfig{
 		TTFT: "first_token_s", TTFTUnit: "s", StartTime: "ts", StartTimeFormat: "unix_ms",

@@ -1,0 +1,215 @@
+package llmgatewaylogreceiver
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// lockedCapture collects emitted entries; held requests are released from
+// the mapping's own goroutine too.
+type lockedCapture struct {
+	helper.OutputOperator
+	mu  sync.Mutex
+	got []*entry.Entry
+}
+
+func (c *lockedCapture) Process(_ context.Context, e *entry.Entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, e)
+	return nil
+}
+
+func (c *lockedCapture) ProcessBatch(_ context.Context, es []*entry.Entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, es...)
+	return nil
+}
+
+func (c *lockedCapture) records(t *testing.T) []record.Record {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []record.Record
+	for _, e := range c.got {
+		attrs := pcommon.NewMap()
+		require.NoError(t, attrs.FromRaw(e.Attributes))
+		r, ok := record.Read(attrs)
+		require.True(t, ok, "%v", e.Attributes)
+		out = append(out, r)
+	}
+	return out
+}
+
+// heldPipeline is the bifrost format's parser and mapping on a fake clock.
+type heldPipeline struct {
+	first  operator.Operator
+	out    *lockedCapture
+	pipe   pipeline.Pipeline
+	clock  *clockwork.FakeClock
+	reader *sdkmetric.ManualReader
+	wait   time.Duration
+}
+
+func newHeldPipeline(t *testing.T, maxPending int) *heldPipeline {
+	t.Helper()
+	cfg := createDefaultConfig()
+	cfg.Format = FormatBifrost
+	cfg.Fallbacks.MaxPending = maxPending
+	clock := clockwork.NewFakeClock()
+	cfg.clock = clock
+	ops, err := operators(cfg)
+	require.NoError(t, err)
+	set := componenttest.NewNopTelemetrySettings()
+	reader := sdkmetric.NewManualReader()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
+	require.NoError(t, err)
+	out := &lockedCapture{OutputOperator: o}
+	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
+	require.NoError(t, err)
+	require.NoError(t, pipe.Start(storage.NewNopClient()))
+	p := &heldPipeline{first: pipe.Operators()[0], out: out, pipe: pipe, clock: clock, reader: reader, wait: cfg.Fallbacks.Wait}
+	t.Cleanup(func() { _ = pipe.Stop() })
+	return p
+}
+
+func (p *heldPipeline) feed(t *testing.T, lines ...string) {
+	t.Helper()
+	var es []*entry.Entry
+	for _, l := range lines {
+		e := entry.New()
+		e.Body = l
+		es = append(es, e)
+	}
+	require.NoError(t, p.first.ProcessBatch(context.Background(), es))
+}
+
+// expire moves the clock past the wait, once the sweeper is waiting on it.
+func (p *heldPipeline) expire(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.clock.BlockUntilContext(context.Background(), 1))
+	p.clock.Advance(p.wait + time.Second)
+}
+
+func (p *heldPipeline) waits(t *testing.T) map[string]int64 {
+	return counterByAttr(t, p.reader, metricFallbackWaits, "result")
+}
+
+// Rows as Bifrost v1.5.11 logs a request that failed over: its own row
+// (429, retried once) and the fallback attempt's row, linked by
+// parent_request_id.
+const (
+	bifrostParent = `{"id":"p-1","parent_request_id":null,"timestamp":"2026-12-01T07:52:44.30573491Z","provider":"openai","model":"scn-http_429","number_of_retries":1,"fallback_index":0,"routing_rule_name":"ratelimit-guard","latency":119,"status":"error","stream":true,"error_details":{"status_code":429,"error":{"type":"requests","message":"Rate limit reached"}},"attempt_trail":[{"attempt":0,"fail_reason":"rate_limit_error"},{"attempt":1,"fail_reason":"rate_limit_error"}]}`
+	bifrostChild  = `{"id":"c-1","parent_request_id":"p-1","timestamp":"2026-12-01T07:52:44.425359051Z","provider":"openai","model":"scn-normal","number_of_retries":0,"fallback_index":1,"routing_rule_name":"ratelimit-guard","latency":551,"status":"success","stream":true,"token_usage":{"prompt_tokens":1234,"completion_tokens":10},"attempt_trail":[{"attempt":0}]}`
+	bifrostOK     = `{"id":"ok-1","parent_request_id":null,"timestamp":"2026-12-01T07:51:33.854766442Z","provider":"openai","model":"scn-normal","number_of_retries":0,"fallback_index":0,"latency":559,"status":"success","stream":true,"token_usage":{"prompt_tokens":1234,"completion_tokens":10},"attempt_trail":[{"attempt":0}]}`
+)
+
+func TestFallbackRowsFoldIntoOneRecordInEitherOrder(t *testing.T) {
+	for name, tc := range map[string]struct {
+		batches [][]string
+		records int
+	}{
+		"parent, then child":        {[][]string{{bifrostParent}, {bifrostChild}}, 1},
+		"child, then parent":        {[][]string{{bifrostChild}, {bifrostParent}}, 1},
+		"both in one batch":         {[][]string{{bifrostParent, bifrostChild}}, 1},
+		"other requests in between": {[][]string{{bifrostParent}, {bifrostOK}, {bifrostChild}}, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := newHeldPipeline(t, 100)
+			for _, b := range tc.batches {
+				p.feed(t, b...)
+			}
+			recs := p.out.records(t)
+			require.Len(t, recs, tc.records, "the two rows of the request that failed over are one record")
+			folded := recs[len(recs)-1]
+			assert.Equal(t, int64(3), folded.Attempts, "429, its retry, and the fallback")
+			assert.Equal(t, record.OutcomeComplete, folded.Outcome)
+			assert.Equal(t, "scn-normal", folded.Model, "the attempt that served")
+			assert.Equal(t, "ratelimit-guard", folded.Route)
+			assert.InDelta(t, 0.670625, folded.Duration, 1e-6, "from the request's start to the fallback's end")
+			assert.Empty(t, folded.MeasuredAt)
+			assert.Equal(t, map[string]int64{waitMatched: 1}, p.waits(t))
+			assert.Equal(t, map[string]int64{"": 1}, counterByAttr(t, p.reader, metricRowsFolded, "reason"))
+			assert.Equal(t, map[string]int64{"": int64(tc.records + 1)}, counterByAttr(t, p.reader, metricRowsMapped, "reason"))
+		})
+	}
+}
+
+func TestFailedRowWithoutFallbackComesOutAfterTheWait(t *testing.T) {
+	p := newHeldPipeline(t, 100)
+	p.feed(t, bifrostParent, bifrostOK)
+	require.Len(t, p.out.records(t), 1, "the failed row waits for a fallback row")
+	p.expire(t)
+	require.Eventually(t, func() bool { return len(p.out.records(t)) == 2 }, 10*time.Second, time.Millisecond)
+	r := p.out.records(t)[1]
+	assert.Equal(t, record.OutcomeError, r.Outcome)
+	assert.Equal(t, int64(2), r.Attempts, "the 429 and its retry")
+	assert.Equal(t, "scn-http_429", r.Model)
+	assert.Equal(t, map[string]int64{waitExpired: 1}, p.waits(t))
+}
+
+func TestFallbackRowWhoseParentNeverComes(t *testing.T) {
+	p := newHeldPipeline(t, 100)
+	p.feed(t, bifrostChild)
+	require.Empty(t, p.out.records(t), "a fallback row waits for its request's row")
+	p.expire(t)
+	require.Eventually(t, func() bool { return len(p.out.records(t)) == 1 }, 10*time.Second, time.Millisecond)
+	r := p.out.records(t)[0]
+	assert.Equal(t, record.OutcomeComplete, r.Outcome)
+	assert.Equal(t, int64(2), r.Attempts, "at least one attempt on the provider before the fallback")
+}
+
+func TestHeldRequestsAreBounded(t *testing.T) {
+	p := newHeldPipeline(t, 2)
+	failed := func(id string) string {
+		return `{"id":"` + id + `","timestamp":"2026-12-01T07:52:44Z","model":"m","latency":100,"status":"error","stream":true}`
+	}
+	p.feed(t, failed("a"), failed("b"))
+	assert.Empty(t, p.out.records(t))
+	p.feed(t, failed("c"))
+	require.Len(t, p.out.records(t), 1, "the oldest held request is emitted as it is")
+	assert.Equal(t, map[string]int64{waitEvicted: 1}, p.waits(t))
+
+	// A file read twice holds the same first-attempt row again: the
+	// earlier one is emitted rather than folded with its twin.
+	p.feed(t, failed("b"))
+	require.Len(t, p.out.records(t), 2)
+	assert.Equal(t, map[string]int64{waitEvicted: 1, waitReplaced: 1}, p.waits(t))
+
+	// One request id cannot hold rows without bound.
+	var child []string
+	for range maxRowsPerRequest + 1 {
+		child = append(child, `{"id":"x","parent_request_id":"c","timestamp":"2026-12-01T07:52:45Z","latency":100,"status":"error","fallback_index":1}`)
+	}
+	p.feed(t, child...)
+	assert.Equal(t, int64(2), p.waits(t)[waitEvicted])
+}
+
+func TestStopEmitsTheRowsStillHeld(t *testing.T) {
+	p := newHeldPipeline(t, 100)
+	p.feed(t, bifrostParent)
+	require.Empty(t, p.out.records(t))
+	require.NoError(t, p.pipe.Stop())
+	recs := p.out.records(t)
+	require.Len(t, recs, 1, "nothing read is lost on a graceful stop")
+	assert.Equal(t, record.OutcomeError, recs[0].Outcome)
+	assert.Equal(t, map[string]int64{waitStopped: 1}, p.waits(t))
+}
