@@ -373,6 +373,35 @@ func (r *GatewayRecord) AwaitsFallback() bool {
 // it did not fail.
 func (r *GatewayRecord) Final() bool { return !failedOutcome(r.Record.Outcome) }
 
+// Linked returns the id of the client request a row belongs to when other
+// rows of that request may still come: a fallback row's parent, or a row
+// that AwaitsFallback. ok is false for a row that is a request on its own.
+func (r *GatewayRecord) Linked() (request string, ok bool) {
+	switch {
+	case r.ParentID != "":
+		return r.ParentID, true
+	case r.AwaitsFallback():
+		return r.ID, true
+	}
+	return "", false
+}
+
+// GatewayRowsComplete reports whether rows hold a whole request that failed over:
+// its first attempt's row and a fallback after which no other is tried.
+func GatewayRowsComplete(rows []*GatewayRecord) bool {
+	if len(rows) < 2 {
+		return false
+	}
+	primary, last := false, rows[0]
+	for _, r := range rows {
+		primary = primary || r.ParentID == ""
+		if r.FallbackIndex > last.FallbackIndex {
+			last = r
+		}
+	}
+	return primary && last.Final()
+}
+
 // FoldFallbacks folds the rows of one client request — its first attempt
 // chain, when seen, and its fallback rows — into one record in out (which
 // must not be one of rows). The attempt that served decides the outcome,

@@ -12,7 +12,7 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-func testRowFormat(t testing.TB, c RowFormatConfig) *RowFormat {
+func testRowFormat(t testing.TB, c GatewayFormatConfig) *GatewayFormat {
 	t.Helper()
 	if c.Name == "" {
 		c.Name = "test"
@@ -20,7 +20,7 @@ func testRowFormat(t testing.TB, c RowFormatConfig) *RowFormat {
 	if c.MeasuredAt == "" {
 		c.MeasuredAt = record.MeasuredAtFirstChunk
 	}
-	f, err := NewRowFormat(c)
+	f, err := NewGatewayFormat(c)
 	require.NoError(t, err)
 	return f
 }
@@ -34,8 +34,8 @@ func testDeriver(t testing.TB) *Deriver {
 
 // litellmFormat is the shape of LiteLLM's StandardLoggingPayload: unix
 // seconds, completionStartTime as the first-token time.
-func litellmRow(over func(*Row)) *Row {
-	r := &Row{
+func litellmRow(over func(*GatewayRow)) *GatewayRow {
+	r := &GatewayRow{
 		Start: 1796083201.12, FirstToken: 1796083201.5325, FirstTokenName: "completionStartTime", End: 1796083202.75,
 		Stream: true, Outcome: record.OutcomeComplete, PromptTokens: 1180.0, Model: "gpt-4.1-mini",
 	}
@@ -47,22 +47,22 @@ func litellmRow(over func(*Row)) *Row {
 
 func TestRowFirstTokenStampedAtTheEndIsNoTTFT(t *testing.T) {
 	d := testDeriver(t)
-	f := testRowFormat(t, RowFormatConfig{Name: "litellm", TimeFormat: "unix_s"})
+	f := testRowFormat(t, GatewayFormatConfig{Name: "litellm", TimeFormat: "unix_s"})
 	for name, tc := range map[string]struct {
-		over    func(*Row)
+		over    func(*GatewayRow)
 		hasTTFT bool
 		reject  string
 	}{
 		"a real first chunk":                      {nil, true, ""},
-		"streamed, stamped at the end":            {func(r *Row) { r.FirstToken = 1796083202.75 }, false, RowTTFTStampedAtEnd},
-		"streamed, stamped within 1 ms":           {func(r *Row) { r.FirstToken = 1796083202.7495 }, false, RowTTFTStampedAtEnd},
-		"stream unknown, stamped at the end":      {func(r *Row) { r.FirstToken, r.Stream = 1796083202.75, nil }, false, RowTTFTStampedAtEnd},
-		"failed, stamped at the end":              {func(r *Row) { r.FirstToken, r.Outcome = 1796083202.75, record.OutcomeError }, false, RowTTFTStampedAtEnd},
-		"2 ms before the end is a first chunk":    {func(r *Row) { r.FirstToken = 1796083202.748 }, true, ""},
-		"not streamed: no TTFT even if it is one": {func(r *Row) { r.Stream = false }, false, RowTTFTNotStreamed},
+		"streamed, stamped at the end":            {func(r *GatewayRow) { r.FirstToken = 1796083202.75 }, false, GatewayTTFTStampedAtEnd},
+		"streamed, stamped within 1 ms":           {func(r *GatewayRow) { r.FirstToken = 1796083202.7495 }, false, GatewayTTFTStampedAtEnd},
+		"stream unknown, stamped at the end":      {func(r *GatewayRow) { r.FirstToken, r.Stream = 1796083202.75, nil }, false, GatewayTTFTStampedAtEnd},
+		"failed, stamped at the end":              {func(r *GatewayRow) { r.FirstToken, r.Outcome = 1796083202.75, record.OutcomeError }, false, GatewayTTFTStampedAtEnd},
+		"2 ms before the end is a first chunk":    {func(r *GatewayRow) { r.FirstToken = 1796083202.748 }, true, ""},
+		"not streamed: no TTFT even if it is one": {func(r *GatewayRow) { r.Stream = false }, false, GatewayTTFTNotStreamed},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			require.Empty(t, d.Row(f, litellmRow(tc.over), &out))
 			_, has := out.Record.TTFT()
 			assert.Equal(t, tc.hasTTFT, has)
@@ -81,10 +81,10 @@ func TestRowFirstTokenStampedAtTheEndIsNoTTFT(t *testing.T) {
 
 func TestRowDurationRules(t *testing.T) {
 	d := testDeriver(t)
-	chunk := testRowFormat(t, RowFormatConfig{})
-	content := testRowFormat(t, RowFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
+	chunk := testRowFormat(t, GatewayFormatConfig{})
+	content := testRowFormat(t, GatewayFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
 	for name, tc := range map[string]struct {
-		f        *RowFormat
+		f        *GatewayFormat
 		ttft     any
 		duration any
 		stream   any
@@ -93,16 +93,16 @@ func TestRowDurationRules(t *testing.T) {
 		streamed bool
 	}{
 		"ttft below the duration":                           {chunk, "400", "1630", nil, true, "", true},
-		"equal to the duration, not known to stream":        {chunk, "1630", "1630", nil, false, RowTTFTIsDuration, false},
-		"within 1 ms of the duration, not known to stream":  {chunk, "1629.5", "1630", nil, false, RowTTFTIsDuration, false},
+		"equal to the duration, not known to stream":        {chunk, "1630", "1630", nil, false, GatewayTTFTIsDuration, false},
+		"within 1 ms of the duration, not known to stream":  {chunk, "1629.5", "1630", nil, false, GatewayTTFTIsDuration, false},
 		"equal to the duration on a streamed call":          {chunk, "1630", "1630", true, true, "", true},
 		"first-content clock equal to the duration":         {content, "1630", "1630", nil, true, "", true},
-		"after the end is another clock":                    {chunk, "1700", "1630", true, false, RowTTFTAfterEnd, true},
+		"after the end is another clock":                    {chunk, "1700", "1630", true, false, GatewayTTFTAfterEnd, true},
 		"after the end by less than 1 ms is clock rounding": {chunk, "1630.5", "1630", true, true, "", true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
-			require.Empty(t, d.Row(tc.f, &Row{TTFT: tc.ttft, TTFTName: "ttft_ms", Duration: tc.duration, Stream: tc.stream}, &out))
+			var out GatewayRecord
+			require.Empty(t, d.Row(tc.f, &GatewayRow{TTFT: tc.ttft, TTFTName: "ttft_ms", Duration: tc.duration, Stream: tc.stream}, &out))
 			_, has := out.Record.TTFT()
 			assert.Equal(t, tc.hasTTFT, has)
 			assert.Equal(t, tc.reject, out.Rejected)
@@ -114,27 +114,27 @@ func TestRowDurationRules(t *testing.T) {
 func TestRowUnitsAndTimes(t *testing.T) {
 	d := testDeriver(t)
 	for name, tc := range map[string]struct {
-		c        RowFormatConfig
+		c        GatewayFormatConfig
 		in       Row
 		ttft     float64
 		duration float64
 		start    time.Time
 	}{
-		"ms by default": {RowFormatConfig{}, Row{TTFT: 412.5, Duration: "1630"}, 0.4125, 1.63, time.Time{}},
-		"seconds":       {RowFormatConfig{TTFTUnit: "s", DurationUnit: "s"}, Row{TTFT: "0.84", Duration: 2.5}, 0.84, 2.5, time.Time{}},
-		"microseconds":  {RowFormatConfig{TTFTUnit: "us"}, Row{TTFT: 250000.0, Duration: 1000.0}, 0.25, 1, time.Time{}},
-		"nanoseconds":   {RowFormatConfig{TTFTUnit: "ns"}, Row{TTFT: 250e6, Duration: 1000.0}, 0.25, 1, time.Time{}},
-		"rfc3339 with a space and a zone": {RowFormatConfig{}, Row{TTFT: 1.0, Start: "2026-12-01 07:51:33.854766442+00:00", End: "2026-12-01 07:51:34.854766442+00:00"},
+		"ms by default": {GatewayFormatConfig{}, GatewayRow{TTFT: 412.5, Duration: "1630"}, 0.4125, 1.63, time.Time{}},
+		"seconds":       {GatewayFormatConfig{TTFTUnit: "s", DurationUnit: "s"}, GatewayRow{TTFT: "0.84", Duration: 2.5}, 0.84, 2.5, time.Time{}},
+		"microseconds":  {GatewayFormatConfig{TTFTUnit: "us"}, GatewayRow{TTFT: 250000.0, Duration: 1000.0}, 0.25, 1, time.Time{}},
+		"nanoseconds":   {GatewayFormatConfig{TTFTUnit: "ns"}, GatewayRow{TTFT: 250e6, Duration: 1000.0}, 0.25, 1, time.Time{}},
+		"rfc3339 with a space and a zone": {GatewayFormatConfig{}, GatewayRow{TTFT: 1.0, Start: "2026-12-01 07:51:33.854766442+00:00", End: "2026-12-01 07:51:34.854766442+00:00"},
 			0.001, 1, time.Date(2026, 12, 1, 7, 51, 33, 854766442, time.UTC)},
-		"rfc3339 without a zone is UTC": {RowFormatConfig{}, Row{TTFT: 1.0, Start: "2026-12-01T07:51:33", Duration: 10.0},
+		"rfc3339 without a zone is UTC": {GatewayFormatConfig{}, GatewayRow{TTFT: 1.0, Start: "2026-12-01T07:51:33", Duration: 10.0},
 			0.001, 0.01, time.Date(2026, 12, 1, 7, 51, 33, 0, time.UTC)},
-		"unix ms": {RowFormatConfig{TimeFormat: "unix_ms"}, Row{Start: "1796083201120", FirstToken: 1796083201532.5, End: 1796083202750.0},
+		"unix ms": {GatewayFormatConfig{TimeFormat: "unix_ms"}, GatewayRow{Start: "1796083201120", FirstToken: 1796083201532.5, End: 1796083202750.0},
 			0.4125, 1.63, time.UnixMilli(1796083201120).UTC()},
-		"a Go layout": {RowFormatConfig{TimeFormat: "2006-01-02 15:04:05"}, Row{TTFT: "5", Start: "2026-11-30 10:00:00", Duration: 50.0},
+		"a Go layout": {GatewayFormatConfig{TimeFormat: "2006-01-02 15:04:05"}, GatewayRow{TTFT: "5", Start: "2026-11-30 10:00:00", Duration: 50.0},
 			0.005, 0.05, time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			require.Empty(t, d.Row(testRowFormat(t, tc.c), &tc.in, &out))
 			v, has := out.Record.TTFT()
 			require.True(t, has)
@@ -148,63 +148,63 @@ func TestRowUnitsAndTimes(t *testing.T) {
 
 func TestRowBadValuesSayWhy(t *testing.T) {
 	d := testDeriver(t)
-	f := testRowFormat(t, RowFormatConfig{})
+	f := testRowFormat(t, GatewayFormatConfig{})
 	for name, tc := range map[string]struct {
 		in     Row
 		reason string
 	}{
-		"text ttft":          {Row{TTFT: "fast"}, RowBadTTFT},
-		"NaN ttft":           {Row{TTFT: "NaN"}, RowBadTTFT},
-		"object ttft":        {Row{TTFT: map[string]any{"a": 1.0}}, RowBadTTFT},
-		"negative ttft":      {Row{TTFT: -3.0}, RowNegative},
-		"absurd ttft":        {Row{TTFT: 9e6}, RowAbsurdTTFT},
-		"huge numeric text":  {Row{TTFT: "1" + strings.Repeat("0", 70)}, RowBadTTFT},
-		"text duration":      {Row{Duration: "long"}, RowBadNumber},
-		"negative duration":  {Row{Duration: -1.0}, RowNegative},
-		"negative tokens":    {Row{PromptTokens: "-10"}, RowNegative},
-		"tokens beyond 2^40": {Row{OutputTokens: 9e18}, RowBadNumber},
-		"bad retries":        {Row{Retries: "twice"}, RowBadNumber},
-		"bad time":           {Row{Start: "yesterday"}, RowBadTime},
-		"end before start":   {Row{Start: "2026-11-30T00:00:02Z", End: "2026-11-30T00:00:01Z"}, RowNegative},
+		"text ttft":          {GatewayRow{TTFT: "fast"}, GatewayBadTTFT},
+		"NaN ttft":           {GatewayRow{TTFT: "NaN"}, GatewayBadTTFT},
+		"object ttft":        {GatewayRow{TTFT: map[string]any{"a": 1.0}}, GatewayBadTTFT},
+		"negative ttft":      {GatewayRow{TTFT: -3.0}, GatewayNegative},
+		"absurd ttft":        {GatewayRow{TTFT: 9e6}, GatewayAbsurdTTFT},
+		"huge numeric text":  {GatewayRow{TTFT: "1" + strings.Repeat("0", 70)}, GatewayBadTTFT},
+		"text duration":      {GatewayRow{Duration: "long"}, GatewayBadNumber},
+		"negative duration":  {GatewayRow{Duration: -1.0}, GatewayNegative},
+		"negative tokens":    {GatewayRow{PromptTokens: "-10"}, GatewayNegative},
+		"tokens beyond 2^40": {GatewayRow{OutputTokens: 9e18}, GatewayBadNumber},
+		"bad retries":        {GatewayRow{Retries: "twice"}, GatewayBadNumber},
+		"bad time":           {GatewayRow{Start: "yesterday"}, GatewayBadTime},
+		"end before start":   {GatewayRow{Start: "2026-11-30T00:00:02Z", End: "2026-11-30T00:00:01Z"}, GatewayNegative},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			assert.Equal(t, tc.reason, d.Row(f, &tc.in, &out))
 		})
 	}
-	var out RowRecord
-	require.Empty(t, d.Row(f, &Row{TTFT: "", PromptTokens: `\N`, Duration: "null"}, &out), "empty, SQL NULL and null are no value")
+	var out GatewayRecord
+	require.Empty(t, d.Row(f, &GatewayRow{TTFT: "", PromptTokens: `\N`, Duration: "null"}, &out), "empty, SQL NULL and null are no value")
 	assert.False(t, out.Record.HasPromptTokens || out.Record.HasDuration)
 	assert.Equal(t, "unknown", out.Record.PromptBand)
 }
 
 func TestRowOutcomes(t *testing.T) {
 	d := testDeriver(t)
-	chunk := testRowFormat(t, RowFormatConfig{})
-	content := testRowFormat(t, RowFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
+	chunk := testRowFormat(t, GatewayFormatConfig{})
+	content := testRowFormat(t, GatewayFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
 	for name, tc := range map[string]struct {
-		f       *RowFormat
+		f       *GatewayFormat
 		in      Row
 		outcome string
 		hasTTFT bool
 	}{
-		"no status is a finished request":      {chunk, Row{}, record.OutcomeComplete, false},
-		"status timeout without a first token": {chunk, Row{Outcome: OutcomeTimeout}, record.OutcomeTimeoutFirstToken, false},
-		"status timeout after a first token":   {chunk, Row{Outcome: OutcomeTimeout, TTFT: 300.0}, record.OutcomeTimeoutIdle, true},
-		"Bifrost's idle timeout before any content": {chunk, Row{Outcome: record.OutcomeError,
+		"no status is a finished request":      {chunk, GatewayRow{}, record.OutcomeComplete, false},
+		"status timeout without a first token": {chunk, GatewayRow{Outcome: OutcomeTimeout}, record.OutcomeTimeoutFirstToken, false},
+		"status timeout after a first token":   {chunk, GatewayRow{Outcome: OutcomeTimeout, TTFT: 300.0}, record.OutcomeTimeoutIdle, true},
+		"Bifrost's idle timeout before any content": {chunk, GatewayRow{Outcome: record.OutcomeError,
 			ErrorText: "Error reading stream: stream idle timeout: no data received within configured window"}, record.OutcomeTimeoutFirstToken, false},
-		"a deadline":                 {chunk, Row{Outcome: record.OutcomeError, ErrorText: "context deadline exceeded"}, record.OutcomeTimeoutDeadline, false},
-		"timed out":                  {chunk, Row{Outcome: record.OutcomeError, ErrorText: "upstream timed out"}, record.OutcomeTimeoutFirstToken, false},
-		"HTTP 504 as the error code": {chunk, Row{Outcome: record.OutcomeError, ErrorText: "504"}, record.OutcomeTimeoutFirstToken, false},
-		"Vercel's chunk timeout is idle, first token or not": {chunk, Row{Outcome: record.OutcomeError, ErrorText: "Chunk timeout after 30s"},
+		"a deadline":                 {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "context deadline exceeded"}, record.OutcomeTimeoutDeadline, false},
+		"timed out":                  {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "upstream timed out"}, record.OutcomeTimeoutFirstToken, false},
+		"HTTP 504 as the error code": {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "504"}, record.OutcomeTimeoutFirstToken, false},
+		"Vercel's chunk timeout is idle, first token or not": {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "Chunk timeout after 30s"},
 			record.OutcomeTimeoutIdle, false},
-		"a rate limit is an error":               {chunk, Row{Outcome: record.OutcomeError, ErrorText: "rate_limit_error"}, record.OutcomeError, false},
-		"an error's text is read only on errors": {chunk, Row{Outcome: record.OutcomeComplete, ErrorText: "timeout"}, record.OutcomeComplete, false},
-		"a first-content export's first-token timeout keeps no TTFT": {content, Row{Outcome: record.OutcomeTimeoutFirstToken, TTFT: 900.0},
+		"a rate limit is an error":               {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "rate_limit_error"}, record.OutcomeError, false},
+		"an error's text is read only on errors": {chunk, GatewayRow{Outcome: record.OutcomeComplete, ErrorText: "timeout"}, record.OutcomeComplete, false},
+		"a first-content export's first-token timeout keeps no TTFT": {content, GatewayRow{Outcome: record.OutcomeTimeoutFirstToken, TTFT: 900.0},
 			record.OutcomeTimeoutFirstToken, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			require.Empty(t, d.Row(tc.f, &tc.in, &out))
 			assert.Equal(t, tc.outcome, out.Record.Outcome)
 			_, has := out.Record.TTFT()
@@ -215,24 +215,24 @@ func TestRowOutcomes(t *testing.T) {
 
 func TestRowAttempts(t *testing.T) {
 	d := testDeriver(t)
-	f := testRowFormat(t, RowFormatConfig{})
+	f := testRowFormat(t, GatewayFormatConfig{})
 	trail2 := `[{"attempt":0,"key_id":"k","fail_reason":"rate_limit_error"},{"attempt":1,"key_id":"k","fail_reason":"rate_limit_error"}]`
 	for name, tc := range map[string]struct {
 		in       Row
 		attempts int64
 	}{
-		"one attempt":                                  {Row{}, 1},
-		"explicit attempts win":                        {Row{Attempts: "3", Retries: 5.0}, 3},
-		"explicit zero is no count":                    {Row{Attempts: "0", Retries: 1.0}, 2},
-		"a retry":                                      {Row{Retries: 1.0}, 2},
-		"a 0-based trail counts its entries":           {Row{Trail: []any{map[string]any{"attempt": 0.0}, map[string]any{"attempt": 1.0}}}, 2},
-		"a trail kept as JSON text (SQLite)":           {Row{Trail: trail2}, 2},
-		"a fallback row alone: one provider before it": {Row{FallbackIndex: 1.0, Trail: `[{"attempt":0}]`}, 2},
-		"retries on the fallback":                      {Row{FallbackIndex: 1.0, Retries: 1.0}, 3},
-		"a broken trail counts nothing":                {Row{Trail: "[{"}, 1},
+		"one attempt":                                  {GatewayRow{}, 1},
+		"explicit attempts win":                        {GatewayRow{Attempts: "3", Retries: 5.0}, 3},
+		"explicit zero is no count":                    {GatewayRow{Attempts: "0", Retries: 1.0}, 2},
+		"a retry":                                      {GatewayRow{Retries: 1.0}, 2},
+		"a 0-based trail counts its entries":           {GatewayRow{Trail: []any{map[string]any{"attempt": 0.0}, map[string]any{"attempt": 1.0}}}, 2},
+		"a trail kept as JSON text (SQLite)":           {GatewayRow{Trail: trail2}, 2},
+		"a fallback row alone: one provider before it": {GatewayRow{FallbackIndex: 1.0, Trail: `[{"attempt":0}]`}, 2},
+		"retries on the fallback":                      {GatewayRow{FallbackIndex: 1.0, Retries: 1.0}, 3},
+		"a broken trail counts nothing":                {GatewayRow{Trail: "[{"}, 1},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			require.Empty(t, d.Row(f, &tc.in, &out))
 			assert.Equal(t, tc.attempts, out.Record.Attempts)
 		})
@@ -242,9 +242,9 @@ func TestRowAttempts(t *testing.T) {
 // No record without a TTFT says where a clock stopped, whatever the row.
 func TestRowMeasuredAtOnlyWithTTFT(t *testing.T) {
 	d := testDeriver(t)
-	formats := []*RowFormat{
-		testRowFormat(t, RowFormatConfig{}),
-		testRowFormat(t, RowFormatConfig{MeasuredAt: record.MeasuredAtFirstContent, TimeFormat: "unix_s"}),
+	formats := []*GatewayFormat{
+		testRowFormat(t, GatewayFormatConfig{}),
+		testRowFormat(t, GatewayFormatConfig{MeasuredAt: record.MeasuredAtFirstContent, TimeFormat: "unix_s"}),
 	}
 	values := []any{nil, "", "0", 0.0, 1.0, 400.0, 1630.0, "1630", -1.0, true, false, "1", "x"}
 	outcomes := []string{"", record.OutcomeComplete, record.OutcomeError, OutcomeTimeout, record.OutcomeTimeoutFirstToken, record.OutcomeClosed}
@@ -252,11 +252,11 @@ func TestRowMeasuredAtOnlyWithTTFT(t *testing.T) {
 	pick := func() any { return values[rng.IntN(len(values))] }
 	checked := 0
 	for range 20000 {
-		in := Row{
+		in := GatewayRow{
 			TTFT: pick(), FirstToken: pick(), Start: pick(), End: pick(), Duration: pick(), Stream: pick(),
 			Outcome: outcomes[rng.IntN(len(outcomes))], ErrorText: []string{"", "timeout"}[rng.IntN(2)],
 		}
-		var out RowRecord
+		var out GatewayRecord
 		if d.Row(formats[rng.IntN(len(formats))], &in, &out) != "" {
 			continue
 		}
@@ -273,15 +273,15 @@ func TestRowMeasuredAtOnlyWithTTFT(t *testing.T) {
 
 // bifrostRows are a fallback's two rows as Bifrost logs them: the request's
 // own row (429, retried once) and the fallback attempt's row.
-func bifrostRows(t *testing.T, d *Deriver) (parent, child RowRecord) {
+func bifrostRows(t *testing.T, d *Deriver) (parent, child GatewayRecord) {
 	t.Helper()
-	f := testRowFormat(t, RowFormatConfig{})
+	f := testRowFormat(t, GatewayFormatConfig{})
 	trail := []any{map[string]any{"attempt": 0.0}, map[string]any{"attempt": 1.0}}
-	require.Empty(t, d.Row(f, &Row{
+	require.Empty(t, d.Row(f, &GatewayRow{
 		ID: "p", Start: "2026-12-01T07:52:44.30573491Z", Duration: 119.0, Stream: true, Outcome: record.OutcomeError,
 		ErrorText: "requests", Retries: 1.0, FallbackIndex: 0.0, Trail: trail, Provider: "openai", Model: "scn-http_429", Route: "ratelimit-guard",
 	}, &parent))
-	require.Empty(t, d.Row(f, &Row{
+	require.Empty(t, d.Row(f, &GatewayRow{
 		ID: "c", ParentID: "p", Start: "2026-12-01T07:52:44.425359051Z", Duration: 551.0, Stream: true, Outcome: record.OutcomeComplete,
 		Retries: 0.0, FallbackIndex: 1.0, Trail: trail[:1], Provider: "openai", Model: "scn-normal", Route: "ratelimit-guard",
 		PromptTokens: 1234.0, OutputTokens: 10.0,
@@ -297,13 +297,28 @@ func TestFoldFallbacks(t *testing.T) {
 	assert.True(t, child.Final())
 	assert.Equal(t, int64(2), parent.Record.Attempts)
 	assert.Equal(t, int64(2), child.Record.Attempts, "alone, a fallback row counts one attempt before it")
+	for _, r := range []*GatewayRecord{&parent, &child} {
+		id, linked := r.Linked()
+		assert.True(t, linked)
+		assert.Equal(t, "p", id, "both rows belong to the request p")
+	}
+	assert.False(t, GatewayRowsComplete([]*GatewayRecord{&parent}), "a fallback row may still come")
+	assert.False(t, GatewayRowsComplete([]*GatewayRecord{&child}), "the request's own row may still come")
+	assert.True(t, GatewayRowsComplete([]*GatewayRecord{&child, &parent}))
+	failedChild := child
+	failedChild.Record.Outcome = record.OutcomeError
+	assert.False(t, GatewayRowsComplete([]*GatewayRecord{&parent, &failedChild}), "a failed fallback may be followed by another")
+	ok := parent
+	ok.Record.Outcome = record.OutcomeComplete
+	_, linked := ok.Linked()
+	assert.False(t, linked, "a request that did not fail is a request on its own")
 
-	for name, rows := range map[string][]*RowRecord{
+	for name, rows := range map[string][]*GatewayRecord{
 		"parent first": {&parent, &child},
 		"child first":  {&child, &parent},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var out RowRecord
+			var out GatewayRecord
 			d.FoldFallbacks(rows, &out)
 			r := out.Record
 			assert.Equal(t, record.OutcomeComplete, r.Outcome, "the attempt that served decides")
@@ -323,13 +338,13 @@ func TestFoldFallbacks(t *testing.T) {
 	t.Run("a fallback TTFT moves onto the client's clock", func(t *testing.T) {
 		c := child
 		c.Record.TimeToFirstChunk, c.Record.HasTimeToFirstChunk, c.Record.MeasuredAt = 0.3, true, record.MeasuredAtFirstChunk
-		var out RowRecord
-		d.FoldFallbacks([]*RowRecord{&parent, &c}, &out)
+		var out GatewayRecord
+		d.FoldFallbacks([]*GatewayRecord{&parent, &c}, &out)
 		assert.InDelta(t, 0.119625+0.3, out.Record.TimeToFirstChunk, 1e-6)
 		assert.Equal(t, record.MeasuredAtFirstChunk, out.Record.MeasuredAt)
 
 		c.HasStart = false // no start: the shift is unknown, so is the TTFT
-		d.FoldFallbacks([]*RowRecord{&parent, &c}, &out)
+		d.FoldFallbacks([]*GatewayRecord{&parent, &c}, &out)
 		_, has := out.Record.TTFT()
 		assert.False(t, has)
 		assert.Empty(t, out.Record.MeasuredAt)
@@ -339,8 +354,8 @@ func TestFoldFallbacks(t *testing.T) {
 	t.Run("a second fallback whose first is missing still counts it", func(t *testing.T) {
 		c := child
 		c.FallbackIndex = 2
-		var out RowRecord
-		d.FoldFallbacks([]*RowRecord{&parent, &c}, &out)
+		var out GatewayRecord
+		d.FoldFallbacks([]*GatewayRecord{&parent, &c}, &out)
 		assert.Equal(t, int64(4), out.Record.Attempts, "2 on the first provider, at least 1 on the second, 1 on the third")
 	})
 }

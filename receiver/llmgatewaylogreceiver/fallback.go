@@ -37,21 +37,16 @@ type heldRequest struct {
 	done     bool // emitted; its queue slot is skipped
 }
 
-// last is the row of the latest attempt seen.
-func (h *heldRequest) last() *derive.GatewayRecord {
-	l := &h.rows[0].row
-	for i := range h.rows {
-		if r := &h.rows[i].row; r.FallbackIndex > l.FallbackIndex {
-			l = r
-		}
-	}
-	return l
-}
-
-// complete reports that the request's rows are all there: its first
-// attempt, and a fallback after which no other is tried.
+// complete reports that the request's rows are all there.
 func (h *heldRequest) complete() bool {
-	return h.primary && len(h.rows) > 1 && h.last().Final()
+	if !h.primary || len(h.rows) < 2 {
+		return false
+	}
+	rows := make([]*derive.GatewayRecord, len(h.rows))
+	for i := range h.rows {
+		rows[i] = &h.rows[i].row
+	}
+	return derive.GatewayRowsComplete(rows)
 }
 
 // released is a request whose wait is over, and why.
@@ -82,13 +77,8 @@ func newFallbackRows(wait time.Duration, maxPending int) *fallbackRows {
 // request that may have failed over: the caller emits it now. out gets
 // the requests whose wait ended.
 func (f *fallbackRows) add(e *entry.Entry, row *derive.GatewayRecord, now time.Time, out []released) (_ []released, held bool) {
-	var key string
-	switch {
-	case row.ParentID != "":
-		key = row.ParentID
-	case row.AwaitsFallback():
-		key = row.ID
-	default:
+	key, linked := row.Linked()
+	if !linked {
 		return out, false
 	}
 	f.mu.Lock()
