@@ -42,17 +42,17 @@ func newTelemetry(set component.TelemetrySettings, format string) (*telemetry, e
 		options: map[attribute.KeyValue]metric.MeasurementOption{},
 	}
 	for _, c := range []struct {
-		dst        *metric.Int64Counter
-		name, desc string
+		dst              *metric.Int64Counter
+		name, desc, unit string
 	}{
-		{&t.skippedRows, metricRowsSkipped, "Gateway rows skipped, by reason (column_count, bad_ttft, unknown_status, malformed_json, ...)."},
-		{&t.mappedRows, metricRowsMapped, "Gateway rows turned into request records."},
-		{&t.foldedRows, metricRowsFolded, "Gateway rows folded into the record of another row of the same request (a fallback attempt and the request it served)."},
-		{&t.waits, metricFallbackWaits, "Requests whose rows were held for a linked fallback row, by how the wait ended (matched, expired, evicted, replaced, stopped)."},
-		{&t.ttftRejects, metricTTFTRejected, "Gateway rows whose TTFT was not kept, by reason (not_streamed, duration_as_ttft, after_end, first_token_at_end, timeout_first_token)."},
+		{&t.skippedRows, metricRowsSkipped, "Gateway rows skipped, by reason (column_count, bad_ttft, unknown_status, malformed_json, ...).", "{row}"},
+		{&t.mappedRows, metricRowsMapped, "Gateway rows turned into request records.", "{row}"},
+		{&t.foldedRows, metricRowsFolded, "Gateway rows folded into the record of another row of the same request (a fallback attempt and the request it served).", "{row}"},
+		{&t.waits, metricFallbackWaits, "Requests whose rows were held for a linked fallback row, by how the wait ended (matched, expired, evicted, replaced, stopped).", "{request}"},
+		{&t.ttftRejects, metricTTFTRejected, "Gateway rows whose TTFT was not kept, by reason (not_streamed, duration_as_ttft, after_end, first_token_at_end, timeout_first_token).", "{row}"},
 	} {
 		var err error
-		if *c.dst, err = meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit("{row}")); err != nil {
+		if *c.dst, err = meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit)); err != nil {
 			return nil, err
 		}
 	}
