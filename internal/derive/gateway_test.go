@@ -63,7 +63,7 @@ func TestRowFirstTokenStampedAtTheEndIsNoTTFT(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			require.Empty(t, d.Row(f, litellmRow(tc.over), &out))
+			require.Empty(t, d.FromGatewayRow(f, litellmRow(tc.over), &out))
 			_, has := out.Record.TTFT()
 			assert.Equal(t, tc.hasTTFT, has)
 			assert.Equal(t, tc.reject, out.Rejected)
@@ -102,7 +102,7 @@ func TestRowDurationRules(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			require.Empty(t, d.Row(tc.f, &GatewayRow{TTFT: tc.ttft, TTFTName: "ttft_ms", Duration: tc.duration, Stream: tc.stream}, &out))
+			require.Empty(t, d.FromGatewayRow(tc.f, &GatewayRow{TTFT: tc.ttft, TTFTName: "ttft_ms", Duration: tc.duration, Stream: tc.stream}, &out))
 			_, has := out.Record.TTFT()
 			assert.Equal(t, tc.hasTTFT, has)
 			assert.Equal(t, tc.reject, out.Rejected)
@@ -115,7 +115,7 @@ func TestRowUnitsAndTimes(t *testing.T) {
 	d := testDeriver(t)
 	for name, tc := range map[string]struct {
 		c        GatewayFormatConfig
-		in       Row
+		in       GatewayRow
 		ttft     float64
 		duration float64
 		start    time.Time
@@ -135,7 +135,7 @@ func TestRowUnitsAndTimes(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			require.Empty(t, d.Row(testRowFormat(t, tc.c), &tc.in, &out))
+			require.Empty(t, d.FromGatewayRow(testRowFormat(t, tc.c), &tc.in, &out))
 			v, has := out.Record.TTFT()
 			require.True(t, has)
 			assert.InDelta(t, tc.ttft, v, 1e-9)
@@ -150,7 +150,7 @@ func TestRowBadValuesSayWhy(t *testing.T) {
 	d := testDeriver(t)
 	f := testRowFormat(t, GatewayFormatConfig{})
 	for name, tc := range map[string]struct {
-		in     Row
+		in     GatewayRow
 		reason string
 	}{
 		"text ttft":          {GatewayRow{TTFT: "fast"}, GatewayBadTTFT},
@@ -169,11 +169,11 @@ func TestRowBadValuesSayWhy(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			assert.Equal(t, tc.reason, d.Row(f, &tc.in, &out))
+			assert.Equal(t, tc.reason, d.FromGatewayRow(f, &tc.in, &out))
 		})
 	}
 	var out GatewayRecord
-	require.Empty(t, d.Row(f, &GatewayRow{TTFT: "", PromptTokens: `\N`, Duration: "null"}, &out), "empty, SQL NULL and null are no value")
+	require.Empty(t, d.FromGatewayRow(f, &GatewayRow{TTFT: "", PromptTokens: `\N`, Duration: "null"}, &out), "empty, SQL NULL and null are no value")
 	assert.False(t, out.Record.HasPromptTokens || out.Record.HasDuration)
 	assert.Equal(t, "unknown", out.Record.PromptBand)
 }
@@ -184,7 +184,7 @@ func TestRowOutcomes(t *testing.T) {
 	content := testRowFormat(t, GatewayFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
 	for name, tc := range map[string]struct {
 		f       *GatewayFormat
-		in      Row
+		in      GatewayRow
 		outcome string
 		hasTTFT bool
 	}{
@@ -205,7 +205,7 @@ func TestRowOutcomes(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			require.Empty(t, d.Row(tc.f, &tc.in, &out))
+			require.Empty(t, d.FromGatewayRow(tc.f, &tc.in, &out))
 			assert.Equal(t, tc.outcome, out.Record.Outcome)
 			_, has := out.Record.TTFT()
 			assert.Equal(t, tc.hasTTFT, has)
@@ -218,7 +218,7 @@ func TestRowAttempts(t *testing.T) {
 	f := testRowFormat(t, GatewayFormatConfig{})
 	trail2 := `[{"attempt":0,"key_id":"k","fail_reason":"rate_limit_error"},{"attempt":1,"key_id":"k","fail_reason":"rate_limit_error"}]`
 	for name, tc := range map[string]struct {
-		in       Row
+		in       GatewayRow
 		attempts int64
 	}{
 		"one attempt":                                  {GatewayRow{}, 1},
@@ -233,7 +233,7 @@ func TestRowAttempts(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out GatewayRecord
-			require.Empty(t, d.Row(f, &tc.in, &out))
+			require.Empty(t, d.FromGatewayRow(f, &tc.in, &out))
 			assert.Equal(t, tc.attempts, out.Record.Attempts)
 		})
 	}
@@ -257,7 +257,7 @@ func TestRowMeasuredAtOnlyWithTTFT(t *testing.T) {
 			Outcome: outcomes[rng.IntN(len(outcomes))], ErrorText: []string{"", "timeout"}[rng.IntN(2)],
 		}
 		var out GatewayRecord
-		if d.Row(formats[rng.IntN(len(formats))], &in, &out) != "" {
+		if d.FromGatewayRow(formats[rng.IntN(len(formats))], &in, &out) != "" {
 			continue
 		}
 		checked++
@@ -277,11 +277,11 @@ func bifrostRows(t *testing.T, d *Deriver) (parent, child GatewayRecord) {
 	t.Helper()
 	f := testRowFormat(t, GatewayFormatConfig{})
 	trail := []any{map[string]any{"attempt": 0.0}, map[string]any{"attempt": 1.0}}
-	require.Empty(t, d.Row(f, &GatewayRow{
+	require.Empty(t, d.FromGatewayRow(f, &GatewayRow{
 		ID: "p", Start: "2026-12-01T07:52:44.30573491Z", Duration: 119.0, Stream: true, Outcome: record.OutcomeError,
 		ErrorText: "requests", Retries: 1.0, FallbackIndex: 0.0, Trail: trail, Provider: "openai", Model: "scn-http_429", Route: "ratelimit-guard",
 	}, &parent))
-	require.Empty(t, d.Row(f, &GatewayRow{
+	require.Empty(t, d.FromGatewayRow(f, &GatewayRow{
 		ID: "c", ParentID: "p", Start: "2026-12-01T07:52:44.425359051Z", Duration: 551.0, Stream: true, Outcome: record.OutcomeComplete,
 		Retries: 0.0, FallbackIndex: 1.0, Trail: trail[:1], Provider: "openai", Model: "scn-normal", Route: "ratelimit-guard",
 		PromptTokens: 1234.0, OutputTokens: 10.0,
