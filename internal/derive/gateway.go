@@ -312,7 +312,10 @@ func (d *Deriver) gatewayAttempts(in *GatewayRow, out *GatewayRecord) string {
 	if reason := gatewayCount(in.FallbackIndex, &n, &has); reason != "" {
 		return reason
 	} else if has {
+		// A fallback index says whether another target was tried; retries
+		// alone are no failover.
 		out.FallbackIndex = n
+		out.Record.FailedOver, out.Record.FailedOverKnown = n > 0, true
 	}
 	out.Record.Attempts = out.own + out.FallbackIndex
 	return ""
@@ -449,6 +452,8 @@ func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
 		own += missing
 	}
 	rec.Attempts = own
+	// Another target was tried when a fallback row is among them.
+	rec.FailedOver, rec.FailedOverKnown = last.ParentID != "" || last.FallbackIndex > 0, true
 	if first.Record.Route != "" {
 		rec.Route = first.Record.Route // the route the client was sent by
 	}

@@ -296,6 +296,8 @@ func TestFoldFallbacks(t *testing.T) {
 	assert.False(t, child.AwaitsFallback())
 	assert.True(t, child.Final())
 	assert.Equal(t, int64(2), parent.Record.Attempts)
+	assert.True(t, parent.Record.FailedOverKnown && !parent.Record.FailedOver, "a retry on the same target is no failover")
+	assert.True(t, child.Record.FailedOverKnown && child.Record.FailedOver)
 	assert.Equal(t, int64(2), child.Record.Attempts, "alone, a fallback row counts one attempt before it")
 	for _, r := range []*GatewayRecord{&parent, &child} {
 		id, linked := r.Linked()
@@ -323,6 +325,7 @@ func TestFoldFallbacks(t *testing.T) {
 			r := out.Record
 			assert.Equal(t, record.OutcomeComplete, r.Outcome, "the attempt that served decides")
 			assert.Equal(t, int64(3), r.Attempts, "429, its retry, and the fallback")
+			assert.True(t, r.FailedOverKnown && r.FailedOver)
 			assert.Equal(t, "scn-normal", r.Model)
 			assert.Equal(t, "ratelimit-guard", r.Route)
 			assert.Equal(t, "p", out.ID)

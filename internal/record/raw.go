@@ -16,6 +16,9 @@ func (r *Record) WriteRaw(attrs map[string]any) {
 	if r.StreamedKnown {
 		attrs[KeyStreamed] = r.Streamed
 	}
+	if r.FailedOverKnown {
+		attrs[KeyFailedOver] = r.FailedOver
+	}
 	rawStr(attrs, KeyOutcome, r.Outcome)
 	rawStr(attrs, KeyPromptBand, r.PromptBand)
 	attrs[KeyAttempts] = max(r.Attempts, 1)

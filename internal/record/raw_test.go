@@ -1,6 +1,7 @@
 package record
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,9 +16,17 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		TimeToHeaders: 0.03, HasTimeToHeaders: true, MaxChunkGap: 1.5, HasMaxChunkGap: true, Duration: 9.1, HasDuration: true,
 		ContentChunks: 12, HasContentChunks: true, PromptTokens: 7310, HasPromptTokens: true,
 		CachedTokens: 4100, HasCachedTokens: true, OutputTokens: 655, HasOutputTokens: true,
-		Streamed: true, StreamedKnown: true, Outcome: OutcomeComplete, PromptBand: "2k-16k", Attempts: 2,
+		Streamed: true, StreamedKnown: true, FailedOver: true, FailedOverKnown: true, Outcome: OutcomeComplete, PromptBand: "2k-16k", Attempts: 2,
 		MeasuredAt: MeasuredAtFirstContent, Observer: ObserverGateway, Route: "code-assist",
 		Provider: "anthropic", Model: "claude-sonnet-4-5", Source: "llm_gateway_log/infro_csv:ttft_ms",
+	}
+	// Every field but Reread (never written) is set, so a field added to the
+	// record without its raw writer fails here.
+	v := reflect.ValueOf(full)
+	for i := 0; i < v.NumField(); i++ {
+		if f := v.Type().Field(i); f.Name != "Reread" {
+			assert.False(t, v.Field(i).IsZero(), "the full record leaves %s unset", f.Name)
+		}
 	}
 	for name, tc := range map[string]struct {
 		rec      Record

@@ -181,3 +181,33 @@ func BenchmarkMapEntry(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMapEntryToPdata is a row's whole way after the parser: the
+// mapping, the record written into the entry, and stanza's conversion of
+// the entry into a plog record (where the record becomes pdata).
+func BenchmarkMapEntryToPdata(b *testing.B) {
+	cfg := createDefaultConfig()
+	ops, err := operators(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	built, err := ops[1].Build(componenttest.NewNopTelemetrySettings())
+	if err != nil {
+		b.Fatal(err)
+	}
+	op := built.(*mapOperator)
+	row := infroRow(nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		e := entry.New()
+		e.Attributes = map[string]any{"log.file.name": "export.csv", "log.file.record_number": int64(7)}
+		e.Body = maps.Clone(row)
+		if !op.mapEntry(ctx, e) {
+			b.Fatal("skipped")
+		}
+		if adapter.ConvertEntries([]*entry.Entry{e}, scopeName, "").LogRecordCount() != 1 {
+			b.Fatal("not converted")
+		}
+	}
+}

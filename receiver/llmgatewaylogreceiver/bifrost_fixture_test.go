@@ -26,7 +26,7 @@ type bifrostExpectation struct {
 	OutcomeAnyOf []string `json:"outcome_any_of"`
 	PromptBand   *string  `json:"prompt_band"`
 	AttemptsMin  int      `json:"attempts_min"`
-	FailedOver   bool     `json:"failed_over"`
+	FailedOver   *bool    `json:"failed_over"`
 }
 
 // upstreamRequest is one line of ground-truth.jsonl: one request the fake
@@ -147,7 +147,9 @@ func checkBifrostRecord(t *testing.T, lr plog.LogRecord, gt []upstreamRequest, w
 	assert.Contains(t, w.OutcomeAnyOf, r.Outcome, name)
 	assert.GreaterOrEqual(t, r.Attempts, int64(max(w.AttemptsMin, c.attempts)), "%s: attempts, the real ones included", name)
 	assert.Equal(t, c.lastModel, r.Model, "%s: the target is the attempt that served", name)
-	if w.FailedOver {
+	failedOver := w.FailedOver != nil && *w.FailedOver
+	assert.Equal(t, failedOver, r.DidFailOver(), "%s: failed over", name)
+	if failedOver {
 		assert.GreaterOrEqual(t, r.Attempts, int64(2), name)
 	}
 	if w.PromptBand != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
 
-// Formats the receiver reads (DESIGN §8).
+// Formats the receiver reads (docs/architecture.md §8).
 const (
 	FormatInfroCSV = "infro_csv"
 	FormatBifrost  = "bifrost"

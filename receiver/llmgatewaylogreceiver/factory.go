@@ -70,7 +70,7 @@ func (receiverType) CreateDefaultConfig() component.Config { return createDefaul
 
 func createDefaultConfig() *Config {
 	in := file.NewConfig()
-	// Exports written before start-up are read (DESIGN §8).
+	// Exports written before start-up are read (docs/architecture.md §8).
 	in.StartAt = "beginning"
 	base := adapter.BaseConfig{Operators: []operator.Config{}}
 	// The same retry defaults as filelog; the type lives in a contrib-internal package.
