@@ -186,17 +186,13 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 		}
 	}
 
-	ttft, hasTTFT, src := 0.0, false, ""
-	if in.TTFT != nil {
-		v, present, ok := rawNumber(in.TTFT)
-		switch {
-		case !ok || (present && (math.IsNaN(v) || math.IsInf(v, 0))):
-			return GatewayBadTTFT
-		case present && v < 0:
-			return GatewayNegative
-		case present:
-			ttft, hasTTFT, src = f.ttftUnit.seconds(v), true, in.TTFTName
-		}
+	ttft, hasTTFT, reason := gatewayDuration(in.TTFT, f.ttftUnit, GatewayBadTTFT)
+	if reason != "" {
+		return reason
+	}
+	src := ""
+	if hasTTFT {
+		src = in.TTFTName
 	}
 	if !hasTTFT && hasFirst && hasStart {
 		v := first.Sub(start).Seconds()
@@ -209,16 +205,8 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 		return GatewayAbsurdTTFT
 	}
 
-	if in.Duration != nil {
-		v, present, ok := rawNumber(in.Duration)
-		switch {
-		case !ok || (present && (math.IsNaN(v) || math.IsInf(v, 0))):
-			return GatewayBadNumber
-		case present && v < 0:
-			return GatewayNegative
-		case present:
-			r.Duration, r.HasDuration = f.durationUnit.seconds(v), true
-		}
+	if r.Duration, r.HasDuration, reason = gatewayDuration(in.Duration, f.durationUnit, GatewayBadNumber); reason != "" {
+		return reason
 	}
 	if !r.HasDuration && hasEnd && hasStart {
 		v := end.Sub(start).Seconds()
@@ -285,6 +273,24 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 	}
 	d.finishRecord(r)
 	return ""
+}
+
+// gatewayDuration reads a duration in unit u as seconds; no value leaves
+// it unknown, a value that is no finite number is skipped as bad.
+func gatewayDuration(v any, u unit, bad string) (float64, bool, string) {
+	if v == nil {
+		return 0, false, ""
+	}
+	f, present, ok := rawNumber(v)
+	switch {
+	case !ok || (present && (math.IsNaN(f) || math.IsInf(f, 0))):
+		return 0, false, bad
+	case !present:
+		return 0, false, ""
+	case f < 0:
+		return 0, false, GatewayNegative
+	}
+	return u.seconds(f), true, ""
 }
 
 // gatewayAttempts: an explicit attempt count, else retries + 1 (or the

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // unit is the unit a producer or an export writes a duration in. One table
@@ -84,16 +86,11 @@ func numberText(s string) (f float64, present, ok bool) {
 // number reads a numeric attribute. Numeric strings are accepted (some
 // exporters stringify); anything else is not a number.
 func number(v pcommon.Value) (float64, bool) {
-	switch v.Type() {
-	case pcommon.ValueTypeDouble:
-		return v.Double(), true
-	case pcommon.ValueTypeInt:
-		return float64(v.Int()), true
-	case pcommon.ValueTypeStr:
+	if v.Type() == pcommon.ValueTypeStr {
 		f, present, ok := numberText(v.Str())
 		return f, present && ok
 	}
-	return 0, false
+	return record.Number(v)
 }
 
 // rawNumber reads a number from a parsed row: a JSON value (float64,

@@ -331,7 +331,7 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 }
 
 func readTime(v pcommon.Value, dst *float64, has *bool) bool {
-	f, good := number(v)
+	f, good := Number(v)
 	if !good || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return false
 	}
@@ -340,7 +340,7 @@ func readTime(v pcommon.Value, dst *float64, has *bool) bool {
 }
 
 func readCount(v pcommon.Value, dst *int64, has *bool) bool {
-	f, good := number(v)
+	f, good := Number(v)
 	if !good || f < 0 || f > math.MaxInt64/2 {
 		return false
 	}
@@ -355,7 +355,9 @@ func strValue(v pcommon.Value) string {
 	return ""
 }
 
-func number(v pcommon.Value) (float64, bool) {
+// Number reads a numeric attribute value: a double or an int. The
+// derivation reads numeric text on top of it.
+func Number(v pcommon.Value) (float64, bool) {
 	switch v.Type() {
 	case pcommon.ValueTypeDouble:
 		return v.Double(), true

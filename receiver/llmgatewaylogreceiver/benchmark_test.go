@@ -159,35 +159,15 @@ func BenchmarkMapRow(b *testing.B) {
 
 // BenchmarkMapEntry adds writing the record as the entry's attributes (the
 // row is cloned each time because the mapping consumes it).
-func BenchmarkMapEntry(b *testing.B) {
-	cfg := createDefaultConfig()
-	ops, err := operators(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	built, err := ops[1].Build(componenttest.NewNopTelemetrySettings())
-	if err != nil {
-		b.Fatal(err)
-	}
-	op := built.(*mapOperator)
-	row := infroRow(nil)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		e := entry.New()
-		e.Body = maps.Clone(row)
-		if !op.mapEntry(ctx, e) {
-			b.Fatal("skipped")
-		}
-	}
-}
+func BenchmarkMapEntry(b *testing.B) { benchMapEntry(b, false) }
 
 // BenchmarkMapEntryToPdata is a row's whole way after the parser: the
 // mapping, the record written into the entry, and stanza's conversion of
 // the entry into a plog record (where the record becomes pdata).
-func BenchmarkMapEntryToPdata(b *testing.B) {
-	cfg := createDefaultConfig()
-	ops, err := operators(cfg)
+func BenchmarkMapEntryToPdata(b *testing.B) { benchMapEntry(b, true) }
+
+func benchMapEntry(b *testing.B, toPdata bool) {
+	ops, err := operators(createDefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -201,12 +181,14 @@ func BenchmarkMapEntryToPdata(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		e := entry.New()
-		e.Attributes = map[string]any{"log.file.name": "export.csv", "log.file.record_number": int64(7)}
+		if toPdata {
+			e.Attributes = map[string]any{"log.file.name": "export.csv", "log.file.record_number": int64(7)}
+		}
 		e.Body = maps.Clone(row)
 		if !op.mapEntry(ctx, e) {
 			b.Fatal("skipped")
 		}
-		if adapter.ConvertEntries([]*entry.Entry{e}, scopeName, "").LogRecordCount() != 1 {
+		if toPdata && adapter.ConvertEntries([]*entry.Entry{e}, scopeName, "").LogRecordCount() != 1 {
 			b.Fatal("not converted")
 		}
 	}
