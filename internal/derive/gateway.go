@@ -124,8 +124,8 @@ func NewGatewayFormat(c GatewayFormatConfig) (*GatewayFormat, error) {
 	return f, errors.Join(errs...)
 }
 
-// GatewayRecord is one row after the rules: its record, its request start, and
-// how it links to the other rows of the same client request.
+// GatewayRecord is one row after the rules: its record, its request start,
+// and how it links to the other rows of the same client request.
 type GatewayRecord struct {
 	Record   record.Record
 	Start    time.Time
@@ -138,9 +138,10 @@ type GatewayRecord struct {
 	own           int64 // attempts this row made itself
 }
 
-// FromGatewayRow turns one gateway row into a record with the rules every input obeys
-// (streaming inference, TTFT choice and measured_at, duration-as-TTFT,
-// outcome and timeout kind, attempts, band, units, time parsing, bounds).
+// FromGatewayRow turns one gateway row into a record with the rules every
+// input obeys (streaming inference, TTFT choice and measured_at,
+// duration-as-TTFT, outcome and timeout kind, attempts and failover, band,
+// units, time parsing, bounds).
 // A non-empty reason means the row is skipped; out is then meaningless.
 func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayRecord) (reason string) {
 	*out = GatewayRecord{ID: in.ID, ParentID: in.ParentID}
@@ -173,10 +174,8 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 	out.Start, out.HasStart = start, hasStart
 	// LiteLLM stamps completionStartTime with the end time when it saw no
 	// chunk (some streamed endpoints too): that is no first token.
-	if hasFirst && hasEnd && first.Sub(end).Abs() <= time.Millisecond {
-		hasFirst = false
-		out.Rejected = GatewayTTFTStampedAtEnd
-	}
+	stampedAtEnd := hasFirst && hasEnd && first.Sub(end).Abs() <= time.Millisecond
+	hasFirst = hasFirst && !stampedAtEnd
 
 	stream := triUnknown
 	if b, ok := rawBool(in.Stream); ok {
@@ -203,6 +202,9 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 	}
 	if hasTTFT && ttft > d.cfg.MaxTTFTSeconds {
 		return GatewayAbsurdTTFT
+	}
+	if !hasTTFT && stampedAtEnd {
+		out.Rejected = GatewayTTFTStampedAtEnd
 	}
 
 	if r.Duration, r.HasDuration, reason = gatewayDuration(in.Duration, f.durationUnit, GatewayBadNumber); reason != "" {
@@ -250,7 +252,7 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 	if reason = gatewayCount(in.OutputTokens, &r.OutputTokens, &r.HasOutputTokens); reason != "" {
 		return reason
 	}
-	if reason = d.gatewayAttempts(in, out); reason != "" {
+	if reason = gatewayAttempts(in, out); reason != "" {
 		return reason
 	}
 
@@ -296,7 +298,7 @@ func gatewayDuration(v any, u unit, bad string) (float64, bool, string) {
 // gatewayAttempts: an explicit attempt count, else retries + 1 (or the
 // trail's length, whichever is more) plus the fallback index, each earlier
 // provider being at least one more attempt.
-func (d *Deriver) gatewayAttempts(in *GatewayRow, out *GatewayRecord) string {
+func gatewayAttempts(in *GatewayRow, out *GatewayRecord) string {
 	var n int64
 	var has bool
 	if reason := gatewayCount(in.Attempts, &n, &has); reason != "" {
