@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver/gatewayexport"
 )
 
@@ -113,3 +115,59 @@ func TestRestartReadsOnlyNewRows(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestRestartBetweenAFallbackAndItsRequest documents what a restart does to
+// a request that failed over: its first row, held for the fallback row, is
+// emitted as it is on the graceful stop (nothing read is lost); the
+// fallback row read after the restart finds no request held and is a
+// record of its own, with the provider before it counted.
+func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
+	ctx := context.Background()
+	logsDir, storageDir := t.TempDir(), t.TempDir()
+	path := filepath.Join(logsDir, "bifrost.jsonl")
+	appendLine := func(line string) {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		require.NoError(t, err)
+		_, err = f.WriteString(line + "\n")
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	cfg := testConfig(t, FormatBifrost, filepath.Join(logsDir, "*.jsonl"))
+	cfg.Fallbacks.Wait = time.Hour // only the stop releases the held row
+	extID := storagetest.NewFileBackedStorageExtension("test", storageDir).ID
+	cfg.StorageID = &extID
+	sink := new(consumertest.LogsSink)
+	set := receivertest.NewNopSettings(typeStr)
+	reader := sdkmetric.NewManualReader()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	run := func(want int) {
+		ext := storagetest.NewFileBackedStorageExtension("test", storageDir)
+		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+		rcv, err := NewFactory().CreateLogs(ctx, set, cfg, sink)
+		require.NoError(t, err)
+		require.NoError(t, rcv.Start(ctx, host))
+		// The new row is read (and held: the wait is an hour).
+		require.Eventually(t, func() bool {
+			return counterByAttr(t, reader, metricRowsMapped, "reason")[""] == int64(want)
+		}, 20*time.Second, 10*time.Millisecond)
+		require.NoError(t, rcv.Shutdown(ctx))
+		require.NoError(t, ext.Shutdown(ctx))
+		require.Equal(t, want, sink.LogRecordCount())
+	}
+
+	appendLine(bifrostParent)
+	run(1)
+	appendLine(bifrostChild)
+	run(2)
+
+	recs := records(sink)
+	first, ok := record.Read(recs[0].Attributes())
+	require.True(t, ok)
+	assert.Equal(t, record.OutcomeError, first.Outcome, "the request's own row, emitted on the stop")
+	assert.Equal(t, int64(2), first.Attempts)
+	second, ok := record.Read(recs[1].Attributes())
+	require.True(t, ok)
+	assert.Equal(t, record.OutcomeComplete, second.Outcome, "the fallback row, alone after the restart")
+	assert.Equal(t, int64(2), second.Attempts)
+	assert.True(t, second.DidFailOver())
+}
