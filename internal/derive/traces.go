@@ -328,23 +328,20 @@ func (d *Deriver) checkTimings(e *evidence) {
 		if !t.ok {
 			continue
 		}
-		if t.v > e.duration+1e-3 {
-			// A first token after the span ended is from another clock.
+		// Some producers (LiteLLM) write the end time as the first-token
+		// time of a streamed call that saw no chunk: for them a streamed
+		// call's "TTFT" at the end is no evidence either.
+		streamed := e.stream == triTrue && !e.durationNoTTFT
+		perChunk := t == &e.headers || t.prio == prioChunkEvents
+		switch checkTTFT(t.v, e.duration, streamed, perChunk) {
+		case ttftAfterEnd:
 			t.ok = false
 			e.rejected++
 			e.invalidTTFT = true
-			continue
-		}
-		if t != &e.headers && t.prio != prioChunkEvents && t.v >= e.duration-1e-3 {
-			switch {
-			case e.stream != triTrue:
-				// Producers report the duration as "TTFT" for non-streamed calls.
-				t.ok = false
-				e.durationAsTTFT = true
-			case e.durationNoTTFT:
-				// Some (LiteLLM) write the end time as the first-token time
-				// of a streamed call that saw no chunk: no evidence.
-				t.ok = false
+		case ttftIsDuration:
+			t.ok = false
+			if e.stream != triTrue {
+				e.durationAsTTFT = true // the duration of a non-streamed call
 			}
 		}
 	}
