@@ -1,0 +1,618 @@
+package ttftstream
+
+import (
+	"bytes"
+	"strings"
+)
+
+// kind is what one streamed chunk carried. Greater values win when a chunk
+// carries several things (n > 1 choices, several parts).
+type kind uint8
+
+const (
+	kindKeepalive kind = iota
+	kindLifecycle
+	kindRole
+	kindError
+	kindReasoning
+	kindToolCall
+	kindContent
+)
+
+var kindNames = [...]string{
+	kindKeepalive: "keepalive",
+	kindLifecycle: "lifecycle",
+	kindRole:      "role",
+	kindError:     "error",
+	kindReasoning: "reasoning",
+	kindToolCall:  "tool_call",
+	kindContent:   "content",
+}
+
+func (k kind) String() string { return kindNames[k] }
+
+// stopsClock: content, tool_call and reasoning end the TTFT clock.
+func (k kind) stopsClock() bool { return k >= kindReasoning }
+
+// format is the stream dialect of one endpoint.
+type format uint8
+
+const (
+	formatNone      format = iota
+	formatChat             // OpenAI Chat Completions (and legacy Completions)
+	formatResponses        // OpenAI Responses
+	formatAnthropic        // Anthropic Messages
+	formatGemini           // Gemini streamGenerateContent?alt=sse
+)
+
+// facts are what the stream says about the whole call, gathered from its
+// chunks: usage, finish reasons, errors, the completion marker.
+type facts struct {
+	model         string
+	finish        []string
+	inputTokens   int64
+	outputTokens  int64
+	cacheRead     int64
+	cacheWrite    int64
+	hasInput      bool
+	hasOutput     bool
+	hasCacheRead  bool
+	hasCacheWrite bool
+	marker        bool // the stream's completion marker arrived
+	errType       string
+	errMsg        string
+}
+
+const maxFinishReasons = 8
+
+func (f *facts) addFinish(r []byte) {
+	if len(r) == 0 || len(r) > 64 {
+		return
+	}
+	for _, have := range f.finish {
+		if have == string(r) {
+			return
+		}
+	}
+	if len(f.finish) < maxFinishReasons {
+		f.finish = append(f.finish, string(r))
+	}
+}
+
+func (f *facts) setModel(m []byte) {
+	if f.model == "" && len(m) > 0 && len(m) <= 256 {
+		f.model = string(m)
+	}
+}
+
+func (f *facts) setError(typ, msg []byte) {
+	if f.errType != "" {
+		return
+	}
+	f.errType = "stream_error"
+	if len(typ) > 0 && len(typ) <= 64 {
+		f.errType = string(typ)
+	}
+	if len(msg) > 512 {
+		msg = msg[:512]
+	}
+	f.errMsg = string(msg)
+}
+
+// classify reads one SSE event (its event field and data) in format ft.
+// ok is false when the data is not what the format promises; partial
+// tolerates a cut-off payload (a frame longer than the buffer).
+func (f *facts) classify(ft format, event, data []byte, partial bool) (k kind, ok bool) {
+	s := jscan{b: data}
+	switch ft {
+	case formatChat:
+		if string(bytes.TrimSpace(data)) == "[DONE]" {
+			f.marker = true
+			return kindLifecycle, true
+		}
+		k = f.chat(&s)
+	case formatResponses:
+		k = f.responses(&s, event)
+	case formatAnthropic:
+		k = f.anthropic(&s, event)
+	case formatGemini:
+		k = f.gemini(&s)
+	}
+	if s.bad && !(partial && s.i >= len(s.b)) {
+		return k, false
+	}
+	return k, true
+}
+
+// errorObject reads {"type"|"code"|"status": …, "message": …}.
+func (f *facts) errorObject(s *jscan) {
+	if !s.enter('{') {
+		if msg, ok := s.strValue(); ok { // "error": "text"
+			f.setError(nil, msg)
+		}
+		return
+	}
+	var typ, msg []byte
+	for s.more('}') {
+		switch string(s.key()) {
+		case "type":
+			typ, _ = s.strValue()
+		case "code", "status":
+			if v, ok := s.strValue(); ok && typ == nil {
+				typ = v
+			}
+		case "message":
+			msg, _ = s.strValue()
+		default:
+			s.skip()
+		}
+	}
+	f.setError(typ, msg)
+}
+
+// chat reads an OpenAI Chat Completions chunk (every choice).
+func (f *facts) chat(s *jscan) kind {
+	if !s.enter('{') {
+		s.bad = true
+		return kindLifecycle
+	}
+	k := kindLifecycle
+	for s.more('}') {
+		switch string(s.key()) {
+		case "choices":
+			if !s.enter('[') {
+				s.skip()
+				continue
+			}
+			for s.more(']') {
+				if c := f.chatChoice(s); c > k {
+					k = c
+				}
+			}
+		case "usage":
+			f.openaiUsage(s)
+		case "model":
+			if m, ok := s.strValue(); ok {
+				f.setModel(m)
+			}
+		case "error":
+			if s.peek() == 'n' {
+				s.skip()
+				continue
+			}
+			f.errorObject(s)
+			if k < kindError {
+				k = kindError
+			}
+		default:
+			s.skip()
+		}
+	}
+	return k
+}
+
+func (f *facts) chatChoice(s *jscan) kind {
+	if !s.enter('{') {
+		s.skip()
+		return kindLifecycle
+	}
+	k := kindLifecycle
+	for s.more('}') {
+		switch string(s.key()) {
+		case "delta", "message":
+			if d := f.chatDelta(s); d > k {
+				k = d
+			}
+		case "text": // legacy Completions
+			if s.nonEmpty() {
+				k = kindContent
+			}
+		case "finish_reason":
+			if r, ok := s.strValue(); ok {
+				f.addFinish(r)
+			}
+		default:
+			s.skip()
+		}
+	}
+	return k
+}
+
+func (f *facts) chatDelta(s *jscan) kind {
+	if !s.enter('{') {
+		s.skip()
+		return kindLifecycle
+	}
+	k := kindLifecycle
+	up := func(c kind) {
+		if c > k {
+			k = c
+		}
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "content", "refusal", "audio":
+			if s.nonEmpty() {
+				up(kindContent)
+			}
+		case "reasoning_content", "reasoning":
+			if s.nonEmpty() {
+				up(kindReasoning)
+			}
+		case "tool_calls", "function_call":
+			if s.nonEmpty() {
+				up(kindToolCall)
+			}
+		case "role":
+			if s.nonEmpty() {
+				up(kindRole)
+			}
+		default:
+			s.skip()
+		}
+	}
+	return k
+}
+
+// openaiUsage reads {prompt_tokens|input_tokens, completion_tokens|output_tokens,
+// prompt_tokens_details|input_tokens_details: {cached_tokens}}.
+func (f *facts) openaiUsage(s *jscan) {
+	if !s.enter('{') {
+		s.skip()
+		return
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "prompt_tokens", "input_tokens":
+			f.inputTokens, f.hasInput = s.int()
+		case "completion_tokens", "output_tokens":
+			f.outputTokens, f.hasOutput = s.int()
+		case "prompt_tokens_details", "input_tokens_details":
+			if !s.enter('{') {
+				s.skip()
+				continue
+			}
+			for s.more('}') {
+				if string(s.key()) == "cached_tokens" {
+					f.cacheRead, f.hasCacheRead = s.int()
+				} else {
+					s.skip()
+				}
+			}
+		default:
+			s.skip()
+		}
+	}
+}
+
+// responses reads an OpenAI Responses event.
+func (f *facts) responses(s *jscan, event []byte) kind {
+	if !s.enter('{') {
+		s.bad = true
+		return kindLifecycle
+	}
+	var typ []byte
+	deltaPresent, deltaEmpty := false, false
+	var status, code, msg []byte
+	for s.more('}') {
+		switch string(s.key()) {
+		case "type":
+			typ, _ = s.strValue()
+		case "delta":
+			deltaPresent = true
+			deltaEmpty = !s.nonEmpty()
+		case "response":
+			status = f.responseObject(s)
+		case "error":
+			if s.peek() == 'n' {
+				s.skip()
+				continue
+			}
+			f.errorObject(s)
+		case "code": // "type":"error" events carry code and message at the top level
+			code, _ = s.strValue()
+		case "message":
+			msg, _ = s.strValue()
+		default:
+			s.skip()
+		}
+	}
+	t := string(typ)
+	if t == "" {
+		t = string(event)
+	}
+	switch {
+	case t == "error":
+		f.setError(code, msg)
+		return kindError
+	case t == "response.failed":
+		f.setError(nil, nil)
+		return kindError
+	case t == "response.completed", t == "response.incomplete":
+		f.marker = true
+		if len(status) > 0 {
+			f.addFinish(status)
+		}
+		return kindLifecycle
+	case strings.HasSuffix(t, ".delta"):
+		if deltaPresent && deltaEmpty {
+			return kindLifecycle
+		}
+		switch t {
+		case "response.output_text.delta", "response.refusal.delta",
+			"response.audio.delta", "response.audio.transcript.delta",
+			"response.output_audio.delta", "response.output_audio_transcript.delta":
+			return kindContent
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta",
+			"response.reasoning.delta", "response.reasoning_summary.delta":
+			return kindReasoning
+		}
+		if strings.Contains(t, "call") { // function_call_arguments, custom_tool_call_input, mcp_call_arguments, …
+			return kindToolCall
+		}
+	}
+	return kindLifecycle
+}
+
+// responseObject reads the "response" of created/completed/failed events and
+// returns its status.
+func (f *facts) responseObject(s *jscan) (status []byte) {
+	if !s.enter('{') {
+		s.skip()
+		return nil
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "model":
+			if m, ok := s.strValue(); ok {
+				f.setModel(m)
+			}
+		case "status":
+			status, _ = s.strValue()
+		case "usage":
+			f.openaiUsage(s)
+		case "error":
+			if s.peek() == 'n' {
+				s.skip()
+				continue
+			}
+			f.errorObject(s)
+		default:
+			s.skip()
+		}
+	}
+	return status
+}
+
+// anthropic reads an Anthropic Messages event.
+func (f *facts) anthropic(s *jscan, event []byte) kind {
+	if !s.enter('{') {
+		s.bad = true
+		return kindLifecycle
+	}
+	var typ, deltaType []byte
+	for s.more('}') {
+		switch string(s.key()) {
+		case "type":
+			typ, _ = s.strValue()
+		case "delta":
+			deltaType = f.anthropicDelta(s)
+		case "message":
+			f.anthropicMessage(s)
+		case "usage":
+			f.anthropicUsage(s)
+		case "error":
+			f.errorObject(s)
+		default:
+			s.skip()
+		}
+	}
+	t := string(typ)
+	if t == "" {
+		t = string(event)
+	}
+	switch t {
+	case "ping":
+		return kindKeepalive
+	case "error":
+		f.setError(nil, nil)
+		return kindError
+	case "message_stop":
+		f.marker = true
+	case "content_block_delta":
+		switch string(deltaType) {
+		case "text_delta", "citations_delta":
+			return kindContent
+		case "thinking_delta":
+			return kindReasoning
+		case "input_json_delta":
+			return kindToolCall
+		}
+	}
+	return kindLifecycle
+}
+
+func (f *facts) anthropicDelta(s *jscan) (typ []byte) {
+	if !s.enter('{') {
+		s.skip()
+		return nil
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "type":
+			typ, _ = s.strValue()
+		case "stop_reason":
+			if r, ok := s.strValue(); ok {
+				f.addFinish(r)
+			}
+		default:
+			s.skip()
+		}
+	}
+	return typ
+}
+
+func (f *facts) anthropicMessage(s *jscan) {
+	if !s.enter('{') {
+		s.skip()
+		return
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "model":
+			if m, ok := s.strValue(); ok {
+				f.setModel(m)
+			}
+		case "usage":
+			f.anthropicUsage(s)
+		case "stop_reason":
+			if r, ok := s.strValue(); ok {
+				f.addFinish(r)
+			}
+		default:
+			s.skip()
+		}
+	}
+}
+
+func (f *facts) anthropicUsage(s *jscan) {
+	if !s.enter('{') {
+		s.skip()
+		return
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "input_tokens":
+			if n, ok := s.int(); ok && n > 0 {
+				f.inputTokens, f.hasInput = n, true
+			}
+		case "output_tokens":
+			f.outputTokens, f.hasOutput = s.int()
+		case "cache_read_input_tokens":
+			f.cacheRead, f.hasCacheRead = s.int()
+		case "cache_creation_input_tokens":
+			f.cacheWrite, f.hasCacheWrite = s.int()
+		default:
+			s.skip()
+		}
+	}
+}
+
+// gemini reads a GenerateContentResponse of streamGenerateContent?alt=sse.
+func (f *facts) gemini(s *jscan) kind {
+	if !s.enter('{') {
+		s.bad = true
+		return kindLifecycle
+	}
+	k := kindLifecycle
+	for s.more('}') {
+		switch string(s.key()) {
+		case "candidates":
+			if !s.enter('[') {
+				s.skip()
+				continue
+			}
+			for s.more(']') {
+				if c := f.geminiCandidate(s); c > k {
+					k = c
+				}
+			}
+		case "usageMetadata":
+			if !s.enter('{') {
+				s.skip()
+				continue
+			}
+			for s.more('}') {
+				switch string(s.key()) {
+				case "promptTokenCount":
+					f.inputTokens, f.hasInput = s.int()
+				case "candidatesTokenCount":
+					f.outputTokens, f.hasOutput = s.int()
+				case "cachedContentTokenCount":
+					f.cacheRead, f.hasCacheRead = s.int()
+				default:
+					s.skip()
+				}
+			}
+		case "modelVersion":
+			if m, ok := s.strValue(); ok {
+				f.setModel(m)
+			}
+		case "error":
+			f.errorObject(s)
+			if k < kindError {
+				k = kindError
+			}
+		default:
+			s.skip()
+		}
+	}
+	return k
+}
+
+func (f *facts) geminiCandidate(s *jscan) kind {
+	if !s.enter('{') {
+		s.skip()
+		return kindLifecycle
+	}
+	k := kindLifecycle
+	for s.more('}') {
+		switch string(s.key()) {
+		case "content":
+			if !s.enter('{') {
+				s.skip()
+				continue
+			}
+			for s.more('}') {
+				if string(s.key()) != "parts" || !s.enter('[') {
+					s.skip()
+					continue
+				}
+				for s.more(']') {
+					if c := geminiPart(s); c > k {
+						k = c
+					}
+				}
+			}
+		case "finishReason":
+			if r, ok := s.strValue(); ok {
+				f.addFinish(r)
+				f.marker = true
+			}
+		default:
+			s.skip()
+		}
+	}
+	return k
+}
+
+func geminiPart(s *jscan) kind {
+	if !s.enter('{') {
+		s.skip()
+		return kindLifecycle
+	}
+	var text, thought, call bool
+	for s.more('}') {
+		switch string(s.key()) {
+		case "text", "inlineData":
+			text = s.nonEmpty() || text
+		case "thought":
+			thought = s.isTrue()
+		case "functionCall":
+			call = s.nonEmpty() || call
+		default:
+			s.skip()
+		}
+	}
+	switch {
+	case call:
+		return kindToolCall
+	case text && thought:
+		return kindReasoning
+	case text:
+		return kindContent
+	case thought: // a thought signature alone
+		return kindLifecycle
+	}
+	return kindLifecycle
+}

@@ -1,0 +1,162 @@
+package ttftstream
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestClassifyChunks(t *testing.T) {
+	cases := []struct {
+		name   string
+		format format
+		event  string
+		data   string
+		want   kind
+	}{
+		// OpenAI Chat Completions.
+		{"chat role-only with empty content", formatChat, "", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, kindRole},
+		{"chat content", formatChat, "", `{"choices":[{"delta":{"content":"Hel"}}]}`, kindContent},
+		{"chat refusal", formatChat, "", `{"choices":[{"delta":{"refusal":"no"}}]}`, kindContent},
+		{"chat reasoning_content", formatChat, "", `{"choices":[{"delta":{"reasoning_content":"think"}}]}`, kindReasoning},
+		{"chat reasoning", formatChat, "", `{"choices":[{"delta":{"reasoning":"think"}}]}`, kindReasoning},
+		{"chat tool_calls", formatChat, "", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"f","arguments":""}}]}}]}`, kindToolCall},
+		{"chat empty tool_calls", formatChat, "", `{"choices":[{"delta":{"tool_calls":[]}}]}`, kindLifecycle},
+		{"chat function_call", formatChat, "", `{"choices":[{"delta":{"function_call":{"name":"f"}}}]}`, kindToolCall},
+		{"chat finish-only", formatChat, "", `{"choices":[{"delta":{},"finish_reason":"stop"}]}`, kindLifecycle},
+		{"chat usage-only", formatChat, "", `{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}`, kindLifecycle},
+		{"chat done", formatChat, "", `[DONE]`, kindLifecycle},
+		{"chat error object", formatChat, "", `{"error":{"message":"boom","type":"server_error"}}`, kindError},
+		{"chat null error", formatChat, "", `{"error":null,"choices":[{"delta":{"content":"x"}}]}`, kindContent},
+		{"chat second choice has content", formatChat, "", `{"choices":[{"index":0,"delta":{"role":"assistant"}},{"index":1,"delta":{"content":"b"}}]}`, kindContent},
+		{"chat null content", formatChat, "", `{"choices":[{"delta":{"content":null,"role":"assistant"}}]}`, kindRole},
+		{"chat legacy completions text", formatChat, "", `{"choices":[{"text":"hi","index":0}]}`, kindContent},
+		{"chat content with escapes", formatChat, "", `{"choices":[{"delta":{"content":"\"\\\u00e9"}}]}`, kindContent},
+		// OpenAI Responses.
+		{"responses created", formatResponses, "response.created", `{"type":"response.created","response":{"id":"r","status":"in_progress"}}`, kindLifecycle},
+		{"responses in_progress", formatResponses, "", `{"type":"response.in_progress"}`, kindLifecycle},
+		{"responses output_item.added", formatResponses, "", `{"type":"response.output_item.added","item":{"type":"message"}}`, kindLifecycle},
+		{"responses content_part.added", formatResponses, "", `{"type":"response.content_part.added"}`, kindLifecycle},
+		{"responses output_text.delta", formatResponses, "", `{"type":"response.output_text.delta","delta":"Hi"}`, kindContent},
+		{"responses empty delta", formatResponses, "", `{"type":"response.output_text.delta","delta":""}`, kindLifecycle},
+		{"responses refusal.delta", formatResponses, "", `{"type":"response.refusal.delta","delta":"no"}`, kindContent},
+		{"responses audio.delta", formatResponses, "", `{"type":"response.audio.delta","delta":"AAA="}`, kindContent},
+		{"responses reasoning summary", formatResponses, "", `{"type":"response.reasoning_summary_text.delta","delta":"hm"}`, kindReasoning},
+		{"responses reasoning text", formatResponses, "", `{"type":"response.reasoning_text.delta","delta":"hm"}`, kindReasoning},
+		{"responses function args", formatResponses, "", `{"type":"response.function_call_arguments.delta","delta":"{\""}`, kindToolCall},
+		{"responses custom tool input", formatResponses, "", `{"type":"response.custom_tool_call_input.delta","delta":"x"}`, kindToolCall},
+		{"responses text done", formatResponses, "", `{"type":"response.output_text.done","text":"Hi"}`, kindLifecycle},
+		{"responses completed", formatResponses, "", `{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":5,"output_tokens":2}}}`, kindLifecycle},
+		{"responses error", formatResponses, "error", `{"type":"error","code":"rate_limit","message":"slow down"}`, kindError},
+		{"responses failed", formatResponses, "", `{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"x"}}}`, kindError},
+		{"responses type from event name", formatResponses, "response.output_text.delta", `{"delta":"Hi"}`, kindContent},
+		// Anthropic Messages.
+		{"anthropic message_start", formatAnthropic, "message_start", `{"type":"message_start","message":{"model":"claude","usage":{"input_tokens":12,"output_tokens":1}}}`, kindLifecycle},
+		{"anthropic block start", formatAnthropic, "", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, kindLifecycle},
+		{"anthropic ping", formatAnthropic, "ping", `{"type": "ping"}`, kindKeepalive},
+		{"anthropic text_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`, kindContent},
+		{"anthropic thinking_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}`, kindReasoning},
+		{"anthropic signature_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}`, kindLifecycle},
+		{"anthropic input_json_delta", formatAnthropic, "", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}`, kindToolCall},
+		{"anthropic block stop", formatAnthropic, "", `{"type":"content_block_stop","index":0}`, kindLifecycle},
+		{"anthropic message_delta", formatAnthropic, "", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}`, kindLifecycle},
+		{"anthropic message_stop", formatAnthropic, "", `{"type":"message_stop"}`, kindLifecycle},
+		{"anthropic error", formatAnthropic, "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, kindError},
+		// Gemini.
+		{"gemini text", formatGemini, "", `{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"}}]}`, kindContent},
+		{"gemini thought", formatGemini, "", `{"candidates":[{"content":{"parts":[{"text":"hm","thought":true}],"role":"model"}}]}`, kindReasoning},
+		{"gemini thought after text key", formatGemini, "", `{"candidates":[{"content":{"parts":[{"thought":true,"text":"hm"}]}}]}`, kindReasoning},
+		{"gemini function call", formatGemini, "", `{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]}`, kindToolCall},
+		{"gemini finish-only", formatGemini, "", `{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":7}}`, kindLifecycle},
+		{"gemini usage-only", formatGemini, "", `{"usageMetadata":{"promptTokenCount":4},"modelVersion":"gemini-2.5-flash"}`, kindLifecycle},
+		{"gemini error", formatGemini, "", `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`, kindError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var f facts
+			got, ok := f.classify(c.format, []byte(c.event), []byte(c.data), false)
+			if !ok {
+				t.Fatalf("classify reported malformed input")
+			}
+			if got != c.want {
+				t.Errorf("kind = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestClassifyFacts(t *testing.T) {
+	var f facts
+	for _, d := range []string{
+		`{"model":"gpt-4.1","choices":[{"delta":{"role":"assistant"}}]}`,
+		`{"choices":[{"index":0,"delta":{},"finish_reason":"stop"},{"index":1,"delta":{},"finish_reason":"length"}]}`,
+		`{"choices":[],"usage":{"prompt_tokens":1200,"completion_tokens":34,"prompt_tokens_details":{"cached_tokens":1024}}}`,
+		`[DONE]`,
+	} {
+		if _, ok := f.classify(formatChat, nil, []byte(d), false); !ok {
+			t.Fatalf("malformed: %s", d)
+		}
+	}
+	if f.model != "gpt-4.1" || !slices.Equal(f.finish, []string{"stop", "length"}) || f.inputTokens != 1200 ||
+		f.outputTokens != 34 || f.cacheRead != 1024 || !f.marker {
+		t.Errorf("facts = %+v", f)
+	}
+
+	var a facts
+	for _, d := range []string{
+		`{"type":"message_start","message":{"model":"claude-sonnet-4","usage":{"input_tokens":20,"cache_read_input_tokens":100,"cache_creation_input_tokens":5,"output_tokens":1}}}`,
+		`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":40}}`,
+		`{"type":"message_stop"}`,
+	} {
+		a.classify(formatAnthropic, nil, []byte(d), false)
+	}
+	if a.model != "claude-sonnet-4" || a.inputTokens != 20 || a.cacheRead != 100 || a.cacheWrite != 5 ||
+		a.outputTokens != 40 || !slices.Equal(a.finish, []string{"tool_use"}) || !a.marker {
+		t.Errorf("anthropic facts = %+v", a)
+	}
+}
+
+func TestClassifyRejectsMalformed(t *testing.T) {
+	for _, d := range []string{`{"choices":[{"delta":`, `not json`, `{"choices":[}`, `{"a" 1}`, ``} {
+		var f facts
+		if _, ok := f.classify(formatChat, nil, []byte(d), false); ok {
+			t.Errorf("%q accepted", d)
+		}
+	}
+	// A frame cut by the line limit is read as far as it goes.
+	var f facts
+	k, ok := f.classify(formatAnthropic, nil, []byte(`{"type":"content_block_delta","delta":{"type":"text_delta","text":"aaaa`), true)
+	if !ok || k != kindContent {
+		t.Errorf("cut frame: %s %v", k, ok)
+	}
+}
+
+func TestClassifyRequest(t *testing.T) {
+	cases := []struct {
+		path   string
+		format format
+		model  string
+		stream bool
+	}{
+		{"/v1/chat/completions", formatChat, "", false},
+		{"/openai/deployments/gpt/chat/completions", formatChat, "", false},
+		{"/v1/completions", formatChat, "", false},
+		{"/v1/responses", formatResponses, "", false},
+		{"/v1/messages", formatAnthropic, "", false},
+		{"/v1/messages/count_tokens", formatNone, "", false},
+		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", formatGemini, "gemini-2.5-flash", true},
+		{"/v1beta/models/gemini-2.5-flash:generateContent", formatGemini, "gemini-2.5-flash", false},
+		{"/v1/embeddings", formatNone, "", false},
+		{"/v1/models", formatNone, "", false},
+	}
+	for _, c := range cases {
+		req := httpPost(c.path)
+		ep := classifyRequest(req)
+		if ep.format != c.format || ep.model != c.model || ep.stream != c.stream {
+			t.Errorf("%s: %+v", c.path, ep)
+		}
+	}
+	if !strings.HasPrefix(formatNames[formatChat], "chat") {
+		t.Fatal("format names")
+	}
+}

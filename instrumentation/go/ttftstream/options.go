@@ -1,0 +1,87 @@
+package ttftstream
+
+import (
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the spans this package starts.
+const ScopeName = "github.com/otelcol-ttft/otelcol-ttft/instrumentation/go/ttftstream"
+
+// Version of this instrumentation, reported as the scope version.
+const Version = "0.1.0"
+
+// Default event bounds (see the package doc).
+const (
+	DefaultEventsBeforeContent = 100
+	DefaultEventsAfterContent  = 0
+)
+
+type config struct {
+	tracer        trace.Tracer
+	provider      string
+	attrs         []attribute.KeyValue
+	beforeContent int
+	afterContent  int // < 0: every chunk
+	now           func() time.Time
+}
+
+// Option configures Middleware, NewTransport and WrapClient.
+type Option func(*config)
+
+// WithTracerProvider sets the provider of the spans started here (default:
+// the global one, read when the transport or middleware is built).
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) {
+		if tp != nil {
+			c.tracer = tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
+		}
+	}
+}
+
+// WithProvider overrides gen_ai.provider.name, which otherwise follows the
+// endpoint's format: openai (Chat Completions, Responses), anthropic
+// (Messages), gcp.gemini (generateContent). Set it for OpenAI-compatible
+// servers of other vendors.
+func WithProvider(name string) Option {
+	return func(c *config) { c.provider = name }
+}
+
+// WithAttributes adds attributes to every span this package starts (for
+// instance the route: attribute.String("ttft.route", "support-chat")).
+func WithAttributes(kv ...attribute.KeyValue) Option {
+	return func(c *config) { c.attrs = append(c.attrs, kv...) }
+}
+
+// WithEventsBeforeContent bounds the ttft.chunk events recorded before the
+// first content chunk, which is always recorded, as is the first chunk
+// (default 100; role, keep-alive and lifecycle chunks past it are counted
+// only).
+func WithEventsBeforeContent(n int) Option {
+	return func(c *config) {
+		if n >= 0 {
+			c.beforeContent = n
+		}
+	}
+}
+
+// WithEventsAfterContent sets how many ttft.chunk events are recorded after
+// the first content chunk (default 0: the summary attributes carry the rest);
+// n < 0 records one event per chunk, unbounded.
+func WithEventsAfterContent(n int) Option {
+	return func(c *config) { c.afterContent = n }
+}
+
+func newConfig(opts []Option) *config {
+	c := &config{beforeContent: DefaultEventsBeforeContent, afterContent: DefaultEventsAfterContent, now: time.Now}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.tracer == nil {
+		c.tracer = otel.GetTracerProvider().Tracer(ScopeName, trace.WithInstrumentationVersion(Version))
+	}
+	return c
+}
