@@ -33,7 +33,7 @@ type fakeSpan struct {
 	statusMsg  string
 }
 
-func (s *fakeSpan) IsRecording() bool { return true }
+func (s *fakeSpan) IsRecording() bool        { return true }
 func (s *fakeSpan) SpanKind() trace.SpanKind { return s.kind }
 
 func (s *fakeSpan) Attributes() []attribute.KeyValue {

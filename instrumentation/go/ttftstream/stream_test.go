@@ -258,7 +258,7 @@ func TestOutcomes(t *testing.T) {
 			c:   call{path: "/chat/completions", steps: []step{{data: content}, {data: sse(`{"error":{"message":"upstream died","type":"server_error"}}`)}}},
 			end: endStreamErr, status: codes.Error, errorType: "server_error", wantEvents: []string{"content", "error"}},
 		{name: "anthropic error event",
-			c: call{path: "/messages", steps: []step{{data: sse("message_start\x00" + `{"type":"message_start","message":{}}`,
+			c: call{path: "/messages", steps: []step{{data: sse("message_start\x00"+`{"type":"message_start","message":{}}`,
 				"error\x00"+`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)}}},
 			end: endStreamErr, status: codes.Error, errorType: "overloaded_error", wantEvents: []string{"lifecycle", "error"}},
 		{name: "connection lost",
