@@ -616,3 +616,23 @@ func geminiPart(s *jscan) kind {
 	}
 	return kindLifecycle
 }
+
+// classifyResponse reads a non-streamed response body for the model, usage
+// and finish reasons; what it cannot read it leaves out.
+func (f *facts) classifyResponse(ft format, b []byte) {
+	s := jscan{b: b}
+	switch ft {
+	case formatChat:
+		f.chat(&s)
+	case formatGemini:
+		f.gemini(&s)
+	case formatAnthropic:
+		// {"type":"message","model":…,"stop_reason":…,"usage":{…}} is the
+		// message object of message_start.
+		f.anthropicMessage(&s)
+	case formatResponses:
+		if status := f.responseObject(&s); len(status) > 0 {
+			f.addFinish(status)
+		}
+	}
+}

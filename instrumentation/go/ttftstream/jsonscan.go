@@ -85,18 +85,14 @@ func (s *jscan) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := s.i + 1
-	for j := start; j < len(s.b); {
-		k := bytes.IndexAny(s.b[j:], "\"\\")
-		if k < 0 {
-			break
+	for j := start; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return s.b[start:j], true
 		}
-		j += k
-		if s.b[j] == '\\' {
-			j += 2
-			continue
-		}
-		s.i = j + 1
-		return s.b[start:j], true
 	}
 	s.bad = true
 	s.i = len(s.b)

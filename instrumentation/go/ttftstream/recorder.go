@@ -64,6 +64,8 @@ type recorder struct {
 	start  time.Time
 	format format
 	sse    bool   // parse the body
+	keep   []byte // a non-streamed 2xx body, kept to read usage and finish reasons at its end
+	keepOn bool
 	failed string // why parsing stopped
 	done   bool
 	status int
@@ -274,6 +276,9 @@ func (r *recorder) readEnd(err error, now time.Time) {
 // closeEnd is called when the app closes the body before a read error.
 func (r *recorder) closeEnd(now time.Time) {
 	switch {
+	case r.ctx.Err() != nil && !r.marker:
+		// The SDK closed the body because its context ended.
+		r.end(endError, context.Cause(r.ctx), now)
 	case !r.sse:
 		r.end(endEOF, nil, now)
 	case r.marker:
@@ -297,6 +302,10 @@ func (r *recorder) end(how string, err error, now time.Time) {
 		return
 	}
 	r.done = true
+	if r.keepOn && len(r.keep) > 0 {
+		r.classifyResponse(r.format, r.keep)
+	}
+	r.keep = nil
 	if err != nil {
 		switch {
 		case errors.Is(err, context.Canceled) || errors.Is(r.ctx.Err(), context.Canceled):
@@ -393,6 +402,12 @@ func (b *body) Read(p []byte) (int, error) {
 			now := r.cfg.now()
 			if n > 0 && r.sse && r.failed == "" {
 				r.feed(p[:n], now)
+			} else if n > 0 && r.keepOn {
+				if len(r.keep)+n > maxLine {
+					r.keepOn, r.keep = false, nil // too large to read: no usage, no finish reason
+				} else {
+					r.keep = append(r.keep, p[:n]...)
+				}
 			}
 			if err != nil {
 				r.readEnd(err, now)

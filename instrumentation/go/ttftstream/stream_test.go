@@ -474,3 +474,27 @@ func TestFormatsEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+func TestNonStreamedResponse(t *testing.T) {
+	cases := []struct{ path, body, finish string }{
+		{"/chat/completions", `{"model":"gpt-4.1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`, "stop"},
+		{"/messages", `{"type":"message","model":"claude","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":9,"output_tokens":1}}`, "end_turn"},
+		{"/responses", `{"object":"response","status":"completed","model":"gpt-5","usage":{"input_tokens":9,"output_tokens":1}}`, "completed"},
+	}
+	for _, c := range cases {
+		r := run(t, call{path: c.path, body: `{"stream":false}`, ctype: "application/json", steps: []step{{wait: 200 * ms, data: c.body}}})
+		s := r.span
+		if string(r.read) != c.body {
+			t.Fatalf("%s: bytes changed", c.path)
+		}
+		if got := s.attr("gen_ai.response.finish_reasons").AsStringSlice(); !slices.Equal(got, []string{c.finish}) {
+			t.Errorf("%s: finish reasons %v", c.path, got)
+		}
+		if s.attr("gen_ai.usage.input_tokens").AsInt64() != 9 || s.attr("gen_ai.usage.output_tokens").AsInt64() != 1 {
+			t.Errorf("%s: usage %v", c.path, s.attrs)
+		}
+		if len(s.chunkKinds()) != 0 || s.attr("gen_ai.request.stream").AsBool() || s.end.Sub(s.start) != 200*ms {
+			t.Errorf("%s: events %v stream %v duration %v", c.path, s.chunkKinds(), s.attr("gen_ai.request.stream").AsBool(), s.end.Sub(s.start))
+		}
+	}
+}

@@ -242,6 +242,13 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 	}
 	r.ctx = ctx
 	req = req.WithContext(ctx)
+	if !r.span.IsRecording() {
+		// Sampled out: nothing would be kept, so nothing is parsed.
+		if r.own {
+			r.span.End()
+		}
+		return next(req)
+	}
 
 	resp, err := next(req)
 	now := c.now()
@@ -259,6 +266,7 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 		r.sse = true
 		resp.Body = &body{rc: resp.Body, r: r}
 	default:
+		r.keepOn = strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "json")
 		resp.Body = &body{rc: resp.Body, r: r}
 	}
 	return resp, nil
