@@ -398,9 +398,9 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		case "delta":
 			deltaType = f.anthropicDelta(s)
 		case "message":
-			f.anthropicMessage(s)
+			f.anthropicMessage(s, true)
 		case "usage":
-			f.anthropicUsage(s)
+			f.anthropicUsage(s, false)
 		case "error":
 			f.errorObject(s)
 		default:
@@ -452,7 +452,10 @@ func (f *facts) anthropicDelta(s *jscan) (typ []byte) {
 	return typ
 }
 
-func (f *facts) anthropicMessage(s *jscan) {
+// anthropicMessage reads a message object. In message_start (started) its
+// output_tokens is a placeholder (1) before any content: not kept, so a
+// stream cut before content does not look like one that produced output.
+func (f *facts) anthropicMessage(s *jscan, started bool) {
 	if !s.enter('{') {
 		s.skip()
 		return
@@ -464,7 +467,7 @@ func (f *facts) anthropicMessage(s *jscan) {
 				f.setModel(m)
 			}
 		case "usage":
-			f.anthropicUsage(s)
+			f.anthropicUsage(s, started)
 		case "stop_reason":
 			if r, ok := s.strValue(); ok {
 				f.addFinish(r)
@@ -475,7 +478,7 @@ func (f *facts) anthropicMessage(s *jscan) {
 	}
 }
 
-func (f *facts) anthropicUsage(s *jscan) {
+func (f *facts) anthropicUsage(s *jscan, skipOutput bool) {
 	if !s.enter('{') {
 		s.skip()
 		return
@@ -487,6 +490,10 @@ func (f *facts) anthropicUsage(s *jscan) {
 				f.inputTokens, f.hasInput = n, true
 			}
 		case "output_tokens":
+			if skipOutput {
+				s.skip()
+				continue
+			}
 			f.outputTokens, f.hasOutput = s.int()
 		case "cache_read_input_tokens":
 			f.cacheRead, f.hasCacheRead = s.int()
@@ -629,7 +636,7 @@ func (f *facts) classifyResponse(ft format, b []byte) {
 	case formatAnthropic:
 		// {"type":"message","model":…,"stop_reason":…,"usage":{…}} is the
 		// message object of message_start.
-		f.anthropicMessage(&s)
+		f.anthropicMessage(&s, false)
 	case formatResponses:
 		if status := f.responseObject(&s); len(status) > 0 {
 			f.addFinish(status)

@@ -116,6 +116,14 @@ func TestClassifyFacts(t *testing.T) {
 	}
 }
 
+func TestAnthropicStartOutputIsAPlaceholder(t *testing.T) {
+	var f facts
+	f.classify(formatAnthropic, nil, []byte(`{"type":"message_start","message":{"usage":{"input_tokens":20,"output_tokens":1}}}`), false)
+	if f.hasOutput || !f.hasInput {
+		t.Errorf("message_start: output kept %v, input kept %v", f.hasOutput, f.hasInput)
+	}
+}
+
 func TestClassifyRejectsMalformed(t *testing.T) {
 	for _, d := range []string{`{"choices":[{"delta":`, `not json`, `{"choices":[}`, `{"a" 1}`, ``} {
 		var f facts

@@ -137,6 +137,12 @@ func sniffBody(req *http.Request) (out *http.Request, model string, stream, stre
 	if !s.enter('{') {
 		return
 	}
+	// The APIs stream only when asked: a readable body without "stream" is not streamed.
+	defer func() {
+		if !s.bad {
+			streamKnown = true
+		}
+	}()
 	for s.more('}') {
 		switch string(s.key()) {
 		case "model":

@@ -1,0 +1,301 @@
+package sdktest
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.uber.org/goleak"
+
+	"github.com/otelcol-ttft/otelcol-ttft/instrumentation/go/ttftstream"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// tolerance between the time the SDK handed over the first content delta
+// and the first content the instrumentation recorded (and the processor
+// derived).
+const tolerance = 2 * time.Millisecond
+
+// outcome of one SDK call.
+type outcome struct {
+	driver, scenario string
+	sc               scenario
+	sdkFirst         time.Time
+	err              error
+	eventsAfter      int // WithEventsAfterContent
+}
+
+func (o outcome) key() string {
+	k := o.driver + "/" + o.scenario
+	if o.eventsAfter < 0 {
+		k += "/every-event"
+	}
+	return k
+}
+
+// TestSDKs calls every scenario through every SDK, with ttftstream
+// installed, checks the spans it recorded against the time the SDK handed
+// the app its first content, and, when the distribution is built, sends them
+// over OTLP/HTTP to it and checks what the genai_ttft processor derived.
+func TestSDKs(t *testing.T) {
+	srv := fakeLLM(t)
+	mem := tracetest.NewInMemoryExporter()
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithSyncer(mem)}
+	bin, haveBin := collectorBinary(t)
+	var col collector
+	if haveBin {
+		col = startCollector(t, bin)
+		exp, err := otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(col.endpoint+"/v1/traces"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp, sdktrace.WithBatchTimeout(100*time.Millisecond)))
+	}
+	tp := sdktrace.NewTracerProvider(tpOpts...)
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	hc := &http.Client{Transport: base}
+
+	var (
+		mu       sync.Mutex
+		outcomes []outcome
+	)
+	var wg sync.WaitGroup
+	for _, d := range drivers {
+		wg.Add(1)
+		go func() { // one goroutine per SDK: its scenarios run one after another
+			defer wg.Done()
+			cases := []outcome{}
+			for _, sc := range scenarios {
+				cases = append(cases, outcome{driver: d.name, scenario: sc.name, sc: sc})
+			}
+			if d.name == "openai-go" { // every chunk as an event: the processor's own gap and count
+				for _, sc := range scenarios[:2] {
+					cases = append(cases, outcome{driver: d.name, scenario: sc.name, sc: sc, eventsAfter: -1})
+				}
+			}
+			for _, o := range cases {
+				ctx, cancel := context.WithCancel(context.Background())
+				if o.sc.timeout > 0 {
+					ctx, cancel = context.WithTimeout(context.Background(), o.sc.timeout)
+				}
+				onContent := func() {
+					if o.sc.abort {
+						cancel()
+					}
+				}
+				opts := []ttftstream.Option{ttftstream.WithTracerProvider(tp), ttftstream.WithEventsAfterContent(o.eventsAfter),
+					ttftstream.WithAttributes(attribute.String("test.case", o.key()))}
+				o.sdkFirst, o.err = d.run(ctx, srv.URL, hc, opts, o.sc, onContent)
+				cancel()
+				mu.Lock()
+				outcomes = append(outcomes, o)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i].key() < outcomes[j].key() })
+
+	spans := map[string]tracetest.SpanStub{}
+	for _, s := range mem.GetSpans() {
+		for _, a := range s.Attributes {
+			if a.Key == "test.case" {
+				spans[a.Value.AsString()] = s
+			}
+		}
+	}
+	var derived map[string]exportedSpan
+	if haveBin {
+		if err := tp.ForceFlush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var err error
+			derived, err = col.readSpans()
+			if err == nil && len(derived) >= len(outcomes) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the collector exported %d of %d spans: %v", len(derived), len(outcomes), err)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	var table strings.Builder
+	fmt.Fprintf(&table, "| SDK | scenario | server sent first content | SDK got it (after span start) | first ttft.chunk content | derived ttft.time_to_first_content | Δ derived−SDK | measured_at | outcome | want |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, o := range outcomes {
+		t.Run(strings.ReplaceAll(o.key(), "/", "_"), func(t *testing.T) {
+			s, ok := spans[o.key()]
+			if !ok {
+				t.Fatalf("no span recorded (SDK error: %v)", o.err)
+			}
+			checkSpan(t, o, s)
+			row := []string{o.driver, o.scenario, ms(o.sc.firstContent), "-", "-", "-", "-", "-", "-", o.sc.outcome}
+			if o.eventsAfter < 0 {
+				row[1] += " (every event)"
+			}
+			if !o.sdkFirst.IsZero() {
+				row[3] = ms(o.sdkFirst.Sub(s.StartTime))
+			}
+			if ev, ok := firstContentEvent(s); ok {
+				row[4] = ms(ev.Sub(s.StartTime))
+			}
+			if haveBin {
+				d, ok := derived[o.key()]
+				if !ok {
+					t.Fatal("span not exported by the collector")
+				}
+				checkDerived(t, o, s, d)
+				if v, ok := d.Attributes["ttft.time_to_first_content"].(float64); ok {
+					row[5] = fmt.Sprintf("%.1f ms", v*1e3)
+					if !o.sdkFirst.IsZero() {
+						got := time.Unix(0, d.Start).Add(time.Duration(v * 1e9))
+						row[6] = fmt.Sprintf("%+.3f ms", float64(got.Sub(o.sdkFirst))/1e6)
+					}
+				}
+				row[7], _ = d.Attributes["ttft.measured_at"].(string)
+				row[8], _ = d.Attributes["ttft.outcome"].(string)
+			}
+			mu.Lock()
+			fmt.Fprintf(&table, "| %s |\n", strings.Join(row, " | "))
+			mu.Unlock()
+		})
+	}
+	t.Logf("\n%s", table.String())
+	if path := os.Getenv("TTFT_SDK_TABLE"); path != "" {
+		_ = os.WriteFile(path, []byte(table.String()), 0o644)
+	}
+	if !haveBin {
+		t.Log("distribution not built: derived attributes not checked (make test builds it)")
+	}
+}
+
+func ms(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+}
+
+func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
+	for _, a := range s.Attributes {
+		if string(a.Key) == key {
+			return a.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+func firstContentEvent(s tracetest.SpanStub) (time.Time, bool) {
+	for _, e := range s.Events {
+		if e.Name != ttftstream.EventChunk {
+			continue
+		}
+		for _, a := range e.Attributes {
+			if a.Key == ttftstream.AttrChunkKind {
+				switch a.Value.AsString() {
+				case "content", "reasoning", "tool_call":
+					return e.Time, true
+				}
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// checkSpan: what the instrumentation recorded, against the SDK and the
+// server's schedule.
+func checkSpan(t *testing.T, o outcome, s tracetest.SpanStub) {
+	t.Helper()
+	ev, hasContent := firstContentEvent(s)
+	switch {
+	case o.sc.firstContent == 0 && hasContent:
+		t.Errorf("a content event in a call that got none")
+	case o.sc.firstContent > 0 && !hasContent:
+		t.Fatalf("no content event (SDK error %v)", o.err)
+	case o.sc.firstContent > 0:
+		if o.sdkFirst.IsZero() {
+			t.Fatalf("the SDK never handed over content (error %v)", o.err)
+		}
+		if d := o.sdkFirst.Sub(ev); d < 0 || d > tolerance {
+			t.Errorf("the SDK got the first content %v after the recorded event, want within [0, %v]", d, tolerance)
+		}
+		if d := ev.Sub(s.StartTime); d < o.sc.firstContent || d > o.sc.firstContent+250*time.Millisecond {
+			t.Errorf("first content %v after span start; the server sent it at %v", d, o.sc.firstContent)
+		}
+	}
+	if v, ok := attrOf(s, "gen_ai.request.stream"); !ok || v.AsBool() != o.sc.stream {
+		t.Errorf("gen_ai.request.stream = %v, want %v", v.Emit(), o.sc.stream)
+	}
+	if o.sc.stream && o.sc.status == 0 {
+		n := 0
+		for _, e := range s.Events {
+			if e.Name == ttftstream.EventChunk {
+				n++
+			}
+		}
+		if o.eventsAfter == 0 && n > ttftstream.DefaultEventsBeforeContent+3 {
+			t.Errorf("%d chunk events", n)
+		}
+	}
+}
+
+// checkDerived: what the genai_ttft processor made of the exported span.
+func checkDerived(t *testing.T, o outcome, s tracetest.SpanStub, d exportedSpan) {
+	t.Helper()
+	if got := d.Attributes["ttft.outcome"]; got != o.sc.outcome {
+		t.Errorf("ttft.outcome = %v, want %s", got, o.sc.outcome)
+	}
+	ttft, has := d.Attributes["ttft.time_to_first_content"].(float64)
+	if o.sc.firstContent == 0 {
+		if has {
+			t.Errorf("ttft.time_to_first_content = %v for a call without content", ttft)
+		}
+		if !o.sc.stream {
+			if d.Attributes["ttft.streamed"] != false || d.Attributes["ttft.time_to_first_chunk"] != nil || d.Attributes["ttft.measured_at"] != nil {
+				t.Errorf("non-streamed call: streamed %v, first chunk %v, measured_at %v", d.Attributes["ttft.streamed"], d.Attributes["ttft.time_to_first_chunk"], d.Attributes["ttft.measured_at"])
+			}
+		}
+		return
+	}
+	if !has {
+		t.Fatalf("no ttft.time_to_first_content (attributes %v)", d.Attributes)
+	}
+	if d.Attributes["ttft.measured_at"] != "first_content" {
+		t.Errorf("ttft.measured_at = %v", d.Attributes["ttft.measured_at"])
+	}
+	got := time.Unix(0, d.Start).Add(time.Duration(math.Round(ttft * 1e9)))
+	if diff := o.sdkFirst.Sub(got); diff < -tolerance || diff > tolerance {
+		t.Errorf("derived first content is %v from the SDK's, want within %v", -diff, tolerance)
+	}
+	// The summary attributes and the processor agree where every chunk was
+	// an event (the processor reads events only).
+	if o.eventsAfter < 0 {
+		gap, _ := attrOf(s, ttftstream.AttrChunkMaxGap)
+		cnt, _ := attrOf(s, ttftstream.AttrChunkContentCount)
+		dg, _ := d.Attributes["ttft.max_chunk_gap"].(float64)
+		dc, _ := d.Attributes["ttft.content_chunks"].(int64)
+		if math.Abs(dg-gap.AsFloat64()) > 1e-6 || dc != cnt.AsInt64() {
+			t.Errorf("processor: max gap %v content %d; summary: %v, %d", dg, dc, gap.AsFloat64(), cnt.AsInt64())
+		}
+	}
+}
