@@ -102,7 +102,7 @@ func (r *recorder) feed(p []byte, now time.Time) {
 			r.stop(fmt.Sprintf("internal error: %v", v))
 		}
 	}()
-	for len(p) > 0 && r.failed == "" {
+	for len(p) > 0 && r.failed == "" && !r.done {
 		if r.cr {
 			r.cr = false
 			if p[0] == '\n' {
@@ -250,6 +250,11 @@ func (r *recorder) chunk(k kind, now time.Time) {
 		r.span.AddEvent(EventChunk, trace.WithTimestamp(now), kindAttrs[k])
 	} else {
 		r.unrecorded++
+	}
+	if k == kindError {
+		// An error event ends the stream in every format; an SDK may stop
+		// reading there without closing the body, so the span ends now.
+		r.end(endStreamErr, nil, now)
 	}
 }
 

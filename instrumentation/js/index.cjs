@@ -1,0 +1,477 @@
+'use strict';
+// A fetch wrapper that records the ttft.chunk event contract of otelcol-ttft
+// on an OpenTelemetry span for streamed LLM responses (OpenAI Chat
+// Completions and Responses, Anthropic Messages, Gemini
+// streamGenerateContent?alt=sse). The bytes the SDK reads are the bytes the
+// server sent; every other request passes through untouched.
+
+const api = require('@opentelemetry/api');
+const { classify, classifyResponse, newFacts, stopsClock } = require('./lib/classify.cjs');
+
+const SCOPE = '@otelcol-ttft/ttftstream';
+const VERSION = '0.1.0';
+const EVENT_CHUNK = 'ttft.chunk';
+const EVENT_HEADERS = 'ttft.headers';
+const ATTR = {
+  kind: 'ttft.chunk.kind',
+  count: 'ttft.chunk.count',
+  contentCount: 'ttft.chunk.content_count',
+  maxGap: 'ttft.chunk.max_gap',
+  unrecorded: 'ttft.chunk.unrecorded',
+  end: 'ttft.stream.end',
+  instrumentError: 'ttft.instrumentation.error',
+};
+const DEFAULT_EVENTS_BEFORE_CONTENT = 100;
+const DEFAULT_EVENTS_AFTER_CONTENT = 0;
+const MAX_LINE = 1 << 20; // characters of one SSE line kept; longer lines are cut
+const MAX_SNIFF = 1 << 20; // request body characters read for model and stream
+const ACTIVE = api.createContextKey('otelcol-ttft instrumented request');
+
+// now is a high-resolution time the OTel API accepts as TimeInput.
+const now = () => performance.timeOrigin + performance.now();
+
+function classifyRequest(method, url) {
+  if ((method || 'GET').toUpperCase() !== 'POST') return undefined;
+  const p = url.pathname;
+  if (p.endsWith('/chat/completions')) return { format: 'chat', operation: 'chat', provider: 'openai' };
+  if (p.endsWith('/completions')) return { format: 'chat', operation: 'text_completion', provider: 'openai' };
+  if (p.endsWith('/responses')) return { format: 'responses', operation: 'chat', provider: 'openai' };
+  if (p.endsWith('/messages')) return { format: 'anthropic', operation: 'chat', provider: 'anthropic' };
+  const i = p.lastIndexOf(':');
+  if (i > 0) {
+    const m = p.slice(i + 1);
+    if (m !== 'streamGenerateContent' && m !== 'generateContent') return undefined;
+    const j = p.lastIndexOf('/models/', i);
+    return { format: 'gemini', operation: 'generate_content', provider: 'gcp.gemini',
+      model: j >= 0 ? decodeURIComponent(p.slice(j + 8, i)) : undefined, stream: m === 'streamGenerateContent' };
+  }
+  return undefined;
+}
+
+// sniff reads "model" and "stream" from a string or byte body; other bodies
+// (streams, FormData) are not read.
+function sniff(body) {
+  let text;
+  if (typeof body === 'string') text = body;
+  else if (body instanceof Uint8Array || body instanceof ArrayBuffer) {
+    if (body.byteLength <= MAX_SNIFF) text = new TextDecoder().decode(body);
+  }
+  if (text === undefined || text.length > MAX_SNIFF) return {};
+  try {
+    const o = JSON.parse(text);
+    if (o === null || typeof o !== 'object' || Array.isArray(o)) return {};
+    // The APIs stream only when asked: a readable body without "stream" is not streamed.
+    return { model: typeof o.model === 'string' && o.model.length <= 256 ? o.model : undefined, stream: o.stream === true, streamKnown: true };
+  } catch {
+    return {};
+  }
+}
+
+// callerSpan is the active span when it is a recording GenAI CLIENT or
+// INTERNAL span the caller started for this call.
+function callerSpan(ctx) {
+  const sp = api.trace.getSpan(ctx);
+  if (!sp || !sp.isRecording()) return undefined;
+  const attrs = sp.attributes;
+  if (!attrs || (sp.kind !== api.SpanKind.CLIENT && sp.kind !== api.SpanKind.INTERNAL)) return undefined;
+  if (attrs['gen_ai.operation.name'] || attrs['gen_ai.provider.name'] || attrs['gen_ai.system']) return sp;
+  return undefined;
+}
+
+function isSSE(ct) {
+  return typeof ct === 'string' && ct.trim().toLowerCase().startsWith('text/event-stream');
+}
+
+// Recorder follows one call.
+class Recorder {
+  constructor(cfg, span, own, format, signal) {
+    this.cfg = cfg;
+    this.span = span;
+    this.own = own;
+    this.format = format;
+    this.signal = signal;
+    this.facts = newFacts();
+    this.sse = false;
+    this.failed = undefined;
+    this.done = false;
+    this.status = 0;
+    this.keep = undefined; // a non-streamed 2xx JSON body, read at its end
+    // SSE parser state.
+    this.decoder = new TextDecoder();
+    this.line = '';
+    this.lineLong = false;
+    this.cr = false;
+    this.data = '';
+    this.hasData = false;
+    this.event = '';
+    // Chunk accounting.
+    this.chunks = 0;
+    this.content = 0;
+    this.unrecorded = 0;
+    this.eventsBefore = 0;
+    this.eventsAfter = 0;
+    this.contentSeen = false;
+    this.errorEvent = false;
+    this.lastChunk = 0;
+    this.maxGap = 0;
+  }
+
+  headers(resp, t) {
+    this.status = resp.status;
+    this.span.addEvent(EVENT_HEADERS, t);
+    this.span.setAttribute('http.response.status_code', resp.status);
+  }
+
+  // feed parses bytes the SDK is about to get; it never changes them.
+  feed(bytes, t) {
+    try {
+      this.feedText(this.decoder.decode(bytes, { stream: true }), t);
+    } catch (e) {
+      this.stop(`internal error: ${e && e.message}`);
+    }
+  }
+
+  feedText(s, t) {
+    let i = 0;
+    while (i < s.length && !this.failed && !this.done) {
+      if (this.cr) {
+        this.cr = false;
+        if (s.charCodeAt(i) === 10) {
+          i++;
+          continue;
+        }
+      }
+      let j = i;
+      while (j < s.length) {
+        const c = s.charCodeAt(j);
+        if (c === 10 || c === 13) break;
+        j++;
+      }
+      if (j === s.length) {
+        this.carry(s.slice(i));
+        return;
+      }
+      let line = s.slice(i, j);
+      if (this.line || this.lineLong) {
+        this.carry(line);
+        line = this.line;
+      }
+      this.processLine(line, t);
+      this.line = '';
+      this.lineLong = false;
+      if (s.charCodeAt(j) === 13) {
+        if (j + 1 < s.length) {
+          if (s.charCodeAt(j + 1) === 10) j++;
+        } else {
+          this.cr = true;
+        }
+      }
+      i = j + 1;
+    }
+  }
+
+  carry(s) {
+    const room = MAX_LINE - this.line.length;
+    if (s.length > room) {
+      s = s.slice(0, room);
+      this.lineLong = true;
+    }
+    this.line += s;
+  }
+
+  processLine(line, t) {
+    if (line === '') return this.dispatch(t);
+    if (line.charCodeAt(0) === 58 /* : */) {
+      if (!this.hasData && !this.event) this.chunk('keepalive', t);
+      return;
+    }
+    const i = line.indexOf(':');
+    const field = i < 0 ? line : line.slice(0, i);
+    let value = i < 0 ? '' : line.slice(i + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') {
+      this.data = this.hasData ? this.data + '\n' + value : value;
+      if (this.data.length > MAX_LINE) {
+        this.data = this.data.slice(0, MAX_LINE);
+        this.dataLong = true;
+      }
+      this.dataLong = this.dataLong || this.lineLong;
+      this.hasData = true;
+    } else if (field === 'event') {
+      this.event = value.slice(0, 256);
+    }
+  }
+
+  dispatch(t) {
+    if (this.hasData) {
+      let k;
+      try {
+        k = classify(this.facts, this.format, this.event, this.data);
+      } catch {
+        k = undefined;
+      }
+      if (k === undefined) {
+        this.stop(this.dataLong ? `${this.format} event longer than ${MAX_LINE} characters` : `malformed ${this.format} event`);
+      } else {
+        this.chunk(k, t);
+      }
+    }
+    this.data = '';
+    this.dataLong = false;
+    this.hasData = false;
+    this.event = '';
+  }
+
+  chunk(k, t) {
+    this.chunks++;
+    let record = false;
+    if (!this.contentSeen && stopsClock(k)) {
+      this.contentSeen = true;
+      this.lastChunk = t;
+      record = true;
+    } else if (!this.contentSeen) {
+      record = this.chunks === 1 || this.eventsBefore < this.cfg.eventsBeforeContent;
+      if (record) this.eventsBefore++;
+    } else {
+      if (k !== 'keepalive') { // a keep-alive does not end a pause
+        if (t - this.lastChunk > this.maxGap) this.maxGap = t - this.lastChunk;
+        if (t > this.lastChunk) this.lastChunk = t;
+      }
+      if (this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) {
+        record = true;
+        this.eventsAfter++;
+      }
+    }
+    if (stopsClock(k)) this.content++;
+    if (k === 'error' && !this.errorEvent) {
+      record = true;
+      this.errorEvent = true;
+    }
+    if (record) this.span.addEvent(EVENT_CHUNK, { [ATTR.kind]: k }, t);
+    else this.unrecorded++;
+    // An error event ends the stream in every format; some SDKs then stop
+    // reading without cancelling the body, so the span ends here.
+    if (k === 'error') this.end('stream_error', undefined, t);
+  }
+
+  stop(reason) {
+    if (!this.failed) {
+      this.failed = reason;
+      this.line = this.data = this.event = '';
+    }
+  }
+
+  keepBytes(bytes) {
+    if (this.keep === undefined) return;
+    this.keep.push(bytes);
+    this.keepLen += bytes.byteLength;
+    if (this.keepLen > MAX_SNIFF) this.keep = undefined; // too large to read: no usage, no finish reason
+  }
+
+  // end writes what the call ended with; how: completed | eof | closed |
+  // canceled | timeout | error | stream_error.
+  end(how, err, t) {
+    if (this.done) return;
+    this.done = true;
+    const f = this.facts;
+    if (this.keep && this.keep.length) {
+      const buf = new Uint8Array(this.keepLen);
+      let off = 0;
+      for (const b of this.keep) {
+        buf.set(b, off);
+        off += b.byteLength;
+      }
+      classifyResponse(f, this.format, new TextDecoder().decode(buf));
+    }
+    this.keep = undefined;
+    if (err !== undefined) {
+      if (isTimeout(err, this.signal)) how = 'timeout';
+      else if (isAbort(err, this.signal)) how = 'canceled';
+    }
+    if (how !== 'canceled' && f.errType !== undefined) how = 'stream_error';
+    const a = { [ATTR.end]: how };
+    if (this.sse) {
+      if (this.failed) a[ATTR.instrumentError] = this.failed;
+      else {
+        a[ATTR.count] = this.chunks;
+        a[ATTR.contentCount] = this.content;
+        a[ATTR.unrecorded] = this.unrecorded;
+        if (this.contentSeen) a[ATTR.maxGap] = this.maxGap / 1e3;
+      }
+    }
+    if (f.model) a['gen_ai.response.model'] = f.model;
+    if (f.finish.length) a['gen_ai.response.finish_reasons'] = f.finish;
+    if (f.input !== undefined) a['gen_ai.usage.input_tokens'] = f.input;
+    if (f.output !== undefined) a['gen_ai.usage.output_tokens'] = f.output;
+    if (f.cacheRead !== undefined) a['gen_ai.usage.cache_read.input_tokens'] = f.cacheRead;
+    if (f.cacheWrite !== undefined) a['gen_ai.usage.cache_creation.input_tokens'] = f.cacheWrite;
+    const msg = (e) => (e && e.message) || String(e);
+    if (how === 'stream_error') {
+      a['error.type'] = f.errType;
+      this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: f.errMsg || f.errType });
+    } else if (how === 'timeout') {
+      // Before any content it is a first-token timeout; after, an idle one.
+      a['error.type'] = 'timeout';
+      this.span.recordException(err, t);
+      this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: msg(err) });
+    } else if (how === 'error') {
+      a['error.type'] = (err && err.name) || 'Error';
+      this.span.recordException(err, t);
+      this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: msg(err) });
+    } else if (this.status >= 400) {
+      a['error.type'] = String(this.status);
+      this.span.setStatus({ code: api.SpanStatusCode.ERROR });
+    } else if (how === 'completed' && f.finish.length === 0) {
+      this.span.setStatus({ code: api.SpanStatusCode.OK });
+    }
+    this.span.setAttributes(a);
+    if (this.own) this.span.end(t);
+  }
+}
+
+function reasonOf(signal) {
+  return signal && signal.aborted ? signal.reason : undefined;
+}
+
+function isTimeout(err, signal) {
+  const r = reasonOf(signal);
+  for (const e of [err, r, err && err.cause]) {
+    if (e && (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.name || ''))) return true;
+  }
+  return false;
+}
+
+function isAbort(err, signal) {
+  return (err && err.name === 'AbortError') || (signal !== undefined && signal !== null && signal.aborted);
+}
+
+// wrapBody returns a stream that hands the SDK exactly the chunks of body,
+// one per read it asks for (back-pressure and cancel pass through), while
+// the recorder looks at them.
+function wrapBody(body, r) {
+  const reader = body.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      let res;
+      try {
+        res = await reader.read();
+      } catch (err) {
+        r.end('error', err, now());
+        controller.error(err);
+        return;
+      }
+      const t = now();
+      if (res.done) {
+        r.end(r.sse && r.facts.marker ? 'completed' : 'eof', undefined, t);
+        controller.close();
+        return;
+      }
+      if (!r.done) {
+        if (r.sse && !r.failed) r.feed(res.value, t);
+        else if (r.keep) r.keepBytes(res.value);
+      }
+      controller.enqueue(res.value);
+    },
+    cancel(reason) {
+      const t = now();
+      if (r.signal && r.signal.aborted && !r.facts.marker) r.end('error', reasonOf(r.signal) || reason, t);
+      else r.end(!r.sse ? 'eof' : r.facts.marker ? 'completed' : 'closed', undefined, t);
+      return reader.cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}
+
+// instrumentFetch returns a fetch that instruments LLM requests.
+function instrumentFetch(options = {}) {
+  const base = options.fetch || globalThis.fetch;
+  if (typeof base !== 'function') throw new TypeError('instrumentFetch: no fetch to wrap');
+  const tracer = (options.tracerProvider || api.trace.getTracerProvider()).getTracer(SCOPE, VERSION);
+  const cfg = {
+    eventsBeforeContent: options.eventsBeforeContent >= 0 ? options.eventsBeforeContent : DEFAULT_EVENTS_BEFORE_CONTENT,
+    eventsAfterContent: typeof options.eventsAfterContent === 'number' ? options.eventsAfterContent : DEFAULT_EVENTS_AFTER_CONTENT,
+  };
+  const extra = options.attributes || {};
+
+  return async function ttftFetch(input, init) {
+    const isReq = typeof Request !== 'undefined' && input instanceof Request;
+    let url;
+    try {
+      url = new URL(isReq ? input.url : String(input));
+    } catch {
+      return base(input, init);
+    }
+    const ep = classifyRequest((init && init.method) || (isReq ? input.method : 'GET'), url);
+    const parent = api.context.active();
+    if (!ep || parent.getValue(ACTIVE)) return base(input, init);
+
+    const start = now();
+    const s = sniff(init && init.body);
+    const model = s.model || ep.model;
+    let stream = s.stream;
+    let streamKnown = s.streamKnown;
+    if (ep.stream) stream = streamKnown = true;
+    let ctx = parent.setValue(ACTIVE, true);
+    let span = callerSpan(parent);
+    const own = !span;
+    if (span) {
+      if (streamKnown) span.setAttribute('gen_ai.request.stream', stream);
+    } else {
+      const attributes = {
+        'gen_ai.operation.name': ep.operation,
+        'gen_ai.provider.name': options.provider || ep.provider,
+        ...(model ? { 'gen_ai.request.model': model } : {}),
+        ...(streamKnown ? { 'gen_ai.request.stream': stream } : {}),
+        'server.address': url.hostname,
+        ...(url.port ? { 'server.port': Number(url.port) } : {}),
+        ...extra,
+      };
+      span = tracer.startSpan(model ? `${ep.operation} ${model}` : ep.operation,
+        { kind: api.SpanKind.CLIENT, startTime: start, attributes }, parent);
+      ctx = api.trace.setSpan(ctx, span);
+    }
+    if (!span.isRecording()) {
+      // Sampled out: nothing would be kept, so nothing is parsed.
+      if (own) span.end();
+      return api.context.with(ctx, () => base(input, init));
+    }
+    const signal = (init && init.signal) || (isReq ? input.signal : undefined);
+    const r = new Recorder(cfg, span, own, ep.format, signal);
+    let resp;
+    try {
+      resp = await api.context.with(ctx, () => base(input, init));
+    } catch (err) {
+      r.end('error', err, now());
+      throw err;
+    }
+    const t = now();
+    r.headers(resp, t);
+    if (!resp.body) {
+      r.end('eof', undefined, t);
+      return resp;
+    }
+    if (resp.status < 400) {
+      const ct = resp.headers.get('content-type');
+      if (isSSE(ct)) r.sse = true;
+      else if (ct && ct.toLowerCase().includes('json')) {
+        r.keep = [];
+        r.keepLen = 0;
+      }
+    }
+    const out = new Response(wrapBody(resp.body, r), { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+    for (const k of ['url', 'redirected', 'type']) {
+      Object.defineProperty(out, k, { value: resp[k], enumerable: true });
+    }
+    return out;
+  };
+}
+
+module.exports = {
+  instrumentFetch,
+  EVENT_CHUNK,
+  EVENT_HEADERS,
+  ATTR,
+  DEFAULT_EVENTS_BEFORE_CONTENT,
+  DEFAULT_EVENTS_AFTER_CONTENT,
+  SCOPE,
+  VERSION,
+};

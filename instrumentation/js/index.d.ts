@@ -1,0 +1,35 @@
+import type { Attributes, TracerProvider } from '@opentelemetry/api';
+
+export interface InstrumentFetchOptions {
+  /** The fetch to wrap (default: globalThis.fetch). */
+  fetch?: typeof globalThis.fetch;
+  /** Provider of the spans started here (default: the global one). */
+  tracerProvider?: TracerProvider;
+  /** Overrides gen_ai.provider.name (default from the endpoint: openai, anthropic, gcp.gemini). */
+  provider?: string;
+  /** Added to every span started here, e.g. { 'ttft.route': 'support-chat' }. */
+  attributes?: Attributes;
+  /** ttft.chunk events recorded before the first content chunk, besides the first chunk (default 100). */
+  eventsBeforeContent?: number;
+  /** ttft.chunk events recorded after the first content chunk (default 0; negative: every chunk). */
+  eventsAfterContent?: number;
+}
+
+/** Returns a fetch that records the ttft.chunk contract for streamed LLM responses. */
+export function instrumentFetch(options?: InstrumentFetchOptions): typeof globalThis.fetch;
+
+export const EVENT_CHUNK: 'ttft.chunk';
+export const EVENT_HEADERS: 'ttft.headers';
+export const ATTR: {
+  kind: 'ttft.chunk.kind';
+  count: 'ttft.chunk.count';
+  contentCount: 'ttft.chunk.content_count';
+  maxGap: 'ttft.chunk.max_gap';
+  unrecorded: 'ttft.chunk.unrecorded';
+  end: 'ttft.stream.end';
+  instrumentError: 'ttft.instrumentation.error';
+};
+export const DEFAULT_EVENTS_BEFORE_CONTENT: number;
+export const DEFAULT_EVENTS_AFTER_CONTENT: number;
+export const SCOPE: string;
+export const VERSION: string;
