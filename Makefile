@@ -5,12 +5,12 @@
 GO      ?= go
 DIST    := dist/otelcol-ttft
 # Everything the binary is built from; make skips ocb when none of it changed.
-SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench/*' -not -name '*_test.go') \
+SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench/*' -not -path './instrumentation/*' -not -name '*_test.go') \
            go.mod go.sum builder-config.yaml
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus clean
+.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus clean instrumentation-test
 
 all: build
 
@@ -28,6 +28,15 @@ run: build
 test: lint build prometheus
 	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(MAKE) instrumentation-test
+
+## instrumentation-test: the app-side packages in instrumentation/: the Go module and its SDK test
+## module (vet, -race; real SDKs against a fake LLM, spans to the built binary), the npm package
+INSTR_ENV := TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST)
+instrumentation-test: build
+	cd instrumentation/go && $(GO) vet ./... && $(GO) test -race -count=1 ./...
+	cd instrumentation/go/sdktest && $(GO) vet ./... && $(INSTR_ENV) $(GO) test -race -count=1 ./...
+	cd instrumentation/js && npm ci --no-audit --no-fund && $(INSTR_ENV) npm test
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
@@ -43,6 +52,8 @@ prometheus:
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem -count=5 $(PKGS)
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
+	cd instrumentation/go && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
+	cd instrumentation/go/sdktest && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
 
 ## fuzz: each fuzz target for FUZZTIME (short by default; FUZZTIME=5m for a real run)
 fuzz:
@@ -50,11 +61,11 @@ fuzz:
 
 lint:
 	$(GO) vet $(PKGS)
-	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './dist/*')); \
+	@out=$$(gofmt -l $$(find . -name '*.go' -not -path './dist/*' -not -path '*/node_modules/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 fmt:
-	gofmt -w $$(find . -name '*.go' -not -path './dist/*')
+	gofmt -w $$(find . -name '*.go' -not -path './dist/*' -not -path '*/node_modules/*')
 
 clean:
 	rm -rf dist .run
