@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchStream is a 1,000-chunk Chat Completions stream as a real server
@@ -88,5 +90,35 @@ func BenchmarkStream(b *testing.B) {
 				resp.Body.Close()
 			}
 		})
-	}
+	} // The pair above swings with the machine's load; one raw and one wrapped
+	// read per iteration, in alternating order, share it: the median of the
+	// per-pair ratios is the overhead an SDK-like reader sees in-process.
+	b.Run("sdk/interleaved", func(b *testing.B) {
+		ratios := make([]float64, 0, b.N)
+		raw := func() { sdkRead(bytes.NewReader(stream)) }
+		wrapped := func() {
+			resp, err := tr.RoundTrip(newReq())
+			if err != nil {
+				b.Fatal(err)
+			}
+			sdkRead(resp.Body)
+			resp.Body.Close()
+		}
+		timed := func(f func()) time.Duration {
+			t := time.Now()
+			f()
+			return time.Since(t)
+		}
+		for i := 0; i < b.N; i++ {
+			var r, w time.Duration
+			if i%2 == 0 {
+				r, w = timed(raw), timed(wrapped)
+			} else {
+				w, r = timed(wrapped), timed(raw)
+			}
+			ratios = append(ratios, float64(w)/float64(r))
+		}
+		sort.Float64s(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "wrapped/raw")
+	})
 }
