@@ -82,6 +82,11 @@ type evidence struct {
 	chunkEvents   int64
 	// Generic chunk events (no kind): earliest and gap bookkeeping.
 	genericChunks int64
+	// A stream instrumentation's summary over every chunk.
+	summaryContent    int64
+	summaryGap        float64
+	hasSummaryContent bool
+	hasSummaryGap     bool
 
 	prompt        [5]int64 // by key priority; -1 = absent
 	promptAdjust  bool     // gen_ai.usage.input_tokens was the source (Anthropic may exclude cache)
@@ -403,6 +408,18 @@ func (d *Deriver) apply(e *evidence, row *Row, v pcommon.Value) {
 		if n, ok := count(v); ok {
 			e.retries, e.hasRetries = n, true
 		}
+	case MeaningContentChunks:
+		if n, ok := count(v); ok {
+			e.summaryContent, e.hasSummaryContent = n, true
+		} else {
+			e.rejected++
+		}
+	case MeaningMaxChunkGap:
+		if f, ok := number(v); ok && !math.IsNaN(f) && !math.IsInf(f, 0) && f >= 0 {
+			e.summaryGap, e.hasSummaryGap = row.unit.seconds(f), true
+		} else {
+			e.rejected++
+		}
 	}
 }
 
@@ -527,6 +544,7 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 		e.stream = triTrue
 	}
 	d.scanEvents(e, si, span.Events())
+	e.applySummary()
 
 	// Absolute completion start → relative to this span's start.
 	if e.chunkAt != 0 {
@@ -566,6 +584,25 @@ func (d *Deriver) mayBeCall(span ptrace.Span) bool {
 		}
 	}
 	return false
+}
+
+// applySummary merges a stream instrumentation's summary over every chunk
+// into what its (bounded) chunk events gave: the events stop at the first
+// content, the summary counts the rest with the same rules.
+func (e *evidence) applySummary() {
+	if e.hasSummaryContent && e.summaryContent > e.contentChunks {
+		e.contentChunks = e.summaryContent
+	}
+	if !e.hasSummaryGap || !e.content.ok || e.content.prio != prioChunkEvents {
+		return // a gap is only read with the first content it is measured from
+	}
+	if e.timingValid && e.summaryGap > e.duration+durationSlack {
+		e.rejected++ // a pause longer than the stream is from another clock
+		return
+	}
+	if !e.hasGap || e.summaryGap > e.maxGap {
+		e.maxGap, e.hasGap = e.summaryGap, true
+	}
 }
 
 // isCall applies the rule of which spans are LLM calls

@@ -9,6 +9,11 @@ const (
 	EventHeaders = "ttft.headers"
 	// AttrChunkKind is the attribute of EventChunk naming the chunk's kind.
 	AttrChunkKind = "ttft.chunk.kind"
+	// Summary span attributes of a stream instrumentation that records
+	// chunk events only up to the first content (the contract's bounded
+	// form): content chunks and the longest gap over the whole stream.
+	attrChunkContentCount = "ttft.chunk.content_count"
+	attrChunkMaxGap       = "ttft.chunk.max_gap"
 
 	// EventCompletionChunk / EventLLMCompletionChunk: OpenLLMetry emits one
 	// per streamed chunk, without payload → first_chunk.

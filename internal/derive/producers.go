@@ -76,6 +76,11 @@ const (
 	MeaningFallbackIndex
 	// MeaningRetries: retries of one target before this attempt.
 	MeaningRetries
+	// MeaningContentChunks / MeaningMaxChunkGap: a stream instrumentation's
+	// summary over every chunk when it records events only up to the first
+	// content (instrumentation/), counted with the same rules as the events.
+	MeaningContentChunks
+	MeaningMaxChunkGap
 
 	// Event meanings (rows with Event set).
 
@@ -103,7 +108,7 @@ var meaningNames = [numMeanings]string{
 	"stream", "stream_params", "stream_request_type", "operation", "openinference_kind", "container_kind",
 	"observation_type", "vercel_operation", "prompt_tokens", "input_tokens", "cache_read_tokens",
 	"cache_write_tokens", "output_tokens", "provider", "model", "error_type", "error_text", "http_status",
-	"finish_reason", "attempts", "fallback_index", "retries",
+	"finish_reason", "attempts", "fallback_index", "retries", "content_chunks", "max_chunk_gap",
 	"chunk_event", "generic_chunk_event", "first_chunk_event", "first_content_event",
 	"first_chunk_event_attribute", "headers_event", "exception_event", "ignored_event",
 }
@@ -268,6 +273,8 @@ func DefaultRows() []Row {
 		r("", attrVLLMTimeToFirstToken, "server_first_token", "s", 0, "vLLM SERVER spans"),
 		r("", attrTTFTTimeToHeaders, "headers", "s", 0, "this project's record"),
 		ev("", EventHeaders, "headers_event", 0, "this project's contract"),
+		r("", attrChunkContentCount, "content_chunks", "", 0, "this project's stream instrumentation: content chunks over the whole stream"),
+		r("", attrChunkMaxGap, "max_chunk_gap", "s", 0, "this project's stream instrumentation: longest gap after first content over the whole stream"),
 		ev("", EventException, "exception_event", 0, "semconv exception event"),
 
 		// Streaming.

@@ -376,3 +376,28 @@ func BenchmarkHostileSpanTrees(b *testing.B) {
 		})
 	}
 }
+
+func TestBoundedChunkEventsWithSummary(t *testing.T) {
+	// The stream instrumentation records events up to the first content,
+	// then sums up the rest of the stream.
+	rec := deriveOne(t, spanSpec{
+		scope: "github.com/otelcol-ttft/otelcol-ttft/instrumentation/go/ttftstream", name: "chat gpt-4o", kind: ptrace.SpanKindClient,
+		dur: 10 * time.Second, status: ptrace.StatusCodeOk,
+		attrs: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.response.finish_reasons": []any{"stop"},
+			"ttft.chunk.content_count": int64(812), "ttft.chunk.max_gap": 2.5},
+		events: []eventSpec{chunk(40*time.Millisecond, KindRole), chunk(300*time.Millisecond, KindContent)},
+	})
+	assert.InDelta(t, 0.3, rec.TimeToFirstContent, 1e-9)
+	assert.Equal(t, int64(812), rec.ContentChunks)
+	assert.InDelta(t, 2.5, rec.MaxChunkGap, 1e-9)
+
+	// Without the first content from events, a gap means nothing; a gap
+	// longer than the span is refused.
+	rec = deriveOne(t, spanSpec{name: "chat", kind: ptrace.SpanKindClient, dur: time.Second,
+		attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft.chunk.max_gap": 2.5},
+		events: []eventSpec{chunk(300*time.Millisecond, KindContent)}})
+	assert.False(t, rec.HasMaxChunkGap && rec.MaxChunkGap > 1)
+	rec = deriveOne(t, spanSpec{name: "chat", kind: ptrace.SpanKindClient, dur: time.Second,
+		attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 300, "ttft.chunk.max_gap": 0.5}})
+	assert.False(t, rec.HasMaxChunkGap, "no chunk events: no gap")
+}
