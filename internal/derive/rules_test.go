@@ -394,7 +394,7 @@ func TestBoundedChunkEventsWithSummary(t *testing.T) {
 	// Without the first content from events, a gap means nothing; a gap
 	// longer than the span is refused.
 	rec = deriveOne(t, spanSpec{name: "chat", kind: ptrace.SpanKindClient, dur: time.Second,
-		attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft.chunk.max_gap": 2.5},
+		attrs:  map[string]any{"gen_ai.operation.name": "chat", "ttft.chunk.max_gap": 2.5},
 		events: []eventSpec{chunk(300*time.Millisecond, KindContent)}})
 	assert.False(t, rec.HasMaxChunkGap && rec.MaxChunkGap > 1)
 	rec = deriveOne(t, spanSpec{name: "chat", kind: ptrace.SpanKindClient, dur: time.Second,
