@@ -287,9 +287,10 @@ func checkDerived(t *testing.T, o outcome, s tracetest.SpanStub, d exportedSpan)
 	if diff := o.sdkFirst.Sub(got); diff < -tolerance || diff > tolerance {
 		t.Errorf("derived first content is %v from the SDK's, want within %v", -diff, tolerance)
 	}
-	// The summary attributes and the processor agree where every chunk was
-	// an event (the processor reads events only).
-	if o.eventsAfter < 0 {
+	// The processor's gap and content count equal the summary over every
+	// chunk, whether every chunk was an event or events stopped at the
+	// first content (it reads the summary attributes then).
+	{
 		gap, _ := attrOf(s, ttftstream.AttrChunkMaxGap)
 		cnt, _ := attrOf(s, ttftstream.AttrChunkContentCount)
 		dg, _ := d.Attributes["ttft.max_chunk_gap"].(float64)
