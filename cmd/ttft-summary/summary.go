@@ -313,7 +313,7 @@ func tokens(s string) float64 {
 	return f * mult
 }
 
-// policyOrder puts the default policies first, in the order DESIGN §8 lists them.
+// policyOrder puts the default policies first, in the order docs/architecture.md §8 lists them.
 func policyOrder(p string) string {
 	switch p {
 	case "first_token":

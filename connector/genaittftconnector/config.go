@@ -21,7 +21,7 @@ const (
 	temporalityDelta      = "delta"
 )
 
-// Config is the genai_ttft connector configuration (DESIGN §8). Keys are
+// Config is the genai_ttft connector configuration (docs/architecture.md §8). Keys are
 // stable: add, never rename.
 type Config struct {
 	// Derive is the same block the genai_ttft processor accepts; it is used
@@ -56,7 +56,7 @@ type Config struct {
 	// AggregationTemporality is cumulative or delta.
 	AggregationTemporality string `mapstructure:"aggregation_temporality"`
 	// Censoring enters timeout_first_token requests into the estimates as
-	// right-censored observations (DESIGN §2). Turning it off makes
+	// right-censored observations (docs/architecture.md §2). Turning it off makes
 	// recommendations ratchet down once a timeout is enforced.
 	Censoring bool `mapstructure:"censoring"`
 	// ExponentialHistogramMaxSize is the bucket count of exported histograms.

@@ -119,7 +119,7 @@ func TestParityWithPractitionersNearestRank(t *testing.T) {
 	ccfg.MinSamples = minSamples
 	ccfg.FlushInterval = time.Minute
 	// The practitioners' method ignores timed-out requests; the connector's
-	// censored estimate (DESIGN §2) would answer a different question.
+	// censored estimate (docs/architecture.md §2) would answer a different question.
 	ccfg.Censoring = false
 	ccfg.IncludeCollectorInstanceID = false
 	require.NoError(t, ccfg.Validate())
