@@ -63,6 +63,7 @@ type batchStats struct {
 	skipped     map[string]int64
 	overflowed  [numSeriesKinds]int64
 	logsLimited int64
+	invalid     [record.NumInvalid]int64
 }
 
 func (s *batchStats) skip(reason string, n int64) {

@@ -127,8 +127,12 @@ func (c *ttftConnector) Start(ctx context.Context, _ component.Host) error {
 	return nil
 }
 
-// Shutdown stops the flush loop. It is idempotent and safe without Start.
-func (c *ttftConnector) Shutdown(context.Context) error {
+// Shutdown stops the flush loop, then flushes once more: the collector
+// shuts its pipelines down from the receivers on, so the exporters still run
+// and take what was aggregated since the last tick (records whose input was
+// already checkpointed or answered would otherwise be lost). It is
+// idempotent and safe without Start.
+func (c *ttftConnector) Shutdown(ctx context.Context) error {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
 	if c.stopped {
@@ -137,6 +141,9 @@ func (c *ttftConnector) Shutdown(context.Context) error {
 	c.stopped = true
 	close(c.done)
 	c.wg.Wait()
+	if c.started {
+		c.flush(ctx)
+	}
 	return nil
 }
 
@@ -209,14 +216,19 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *derive.Stats, st *batchStats) {
 	// Reasons that still produce a record (not streamed, no evidence, ...)
 	// were counted by observe, or aggregated; only those without one count here.
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog} {
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonSpanLog} {
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	st.skip("nested", ds.Nested)
 	now := c.clock.Now()
-	if n := ds.Skipped[derive.ReasonInvalidRecord]; n > 0 {
-		if c.limiter.warn(c.logger, now, "invalid_record", "Skipped records whose ttft.* attributes are unreadable",
-			zap.String("signal", signal), zap.Int64("count", n)) {
+	var invalid int64
+	for why, n := range ds.Invalid {
+		st.invalid[why] += n
+		invalid += n
+	}
+	if invalid > 0 {
+		if c.limiter.warn(c.logger, now, "invalid_record", "Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
+			zap.String("signal", signal), zap.Int64("count", invalid)) {
 			st.logsLimited++
 		}
 	}

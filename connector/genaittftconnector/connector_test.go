@@ -326,7 +326,7 @@ func TestCensoringSwitch(t *testing.T) {
 	// 10 successes at 1..10 s and 10 requests cut at 5 s by a first-token timeout.
 	reqs := make([]req, 0, 20)
 	for i := 1; i <= 10; i++ {
-		reqs = append(reqs, with(gpt, func(r *req) { r.ttft = float64(i) }))
+		reqs = append(reqs, with(gpt, func(r *req) { r.ttft, r.duration = float64(i), float64(i)+1 }))
 		reqs = append(reqs, with(gpt, func(r *req) {
 			r.outcome, r.ttft, r.chunk, r.gap, r.duration = record.OutcomeTimeoutFirstToken, -1, 0, 0, 5
 		}))
@@ -364,7 +364,8 @@ func TestSkipsWhatIsNotAStreamedRecord(t *testing.T) {
 	c := newTestConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), sink)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	td := stampedTraces(with(gpt, func(r *req) { r.streamed = &notStreamed }))
-	// A span whose ttft.* values are unusable is skipped, never guessed at.
+	// A span whose ttft.* values are unusable is derived afresh: with no
+	// GenAI evidence of its own it yields no record.
 	bad := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
 	bad.Attributes().PutStr(record.KeyOutcome, record.OutcomeComplete)
 	bad.Attributes().PutDouble(record.KeyTimeToFirstContent, -1)

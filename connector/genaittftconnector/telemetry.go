@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // telemetry is the connector's own metrics (see metadata.yaml).
@@ -22,8 +23,11 @@ type telemetry struct {
 	series      metric.Int64Gauge
 	rateLimited metric.Int64Counter
 	histPoints  metric.Int64Counter
+	invalid     metric.Int64Counter
+	outOfRange  metric.Int64Counter
 
-	kindAttrs [numSeriesKinds]metric.MeasurementOption
+	kindAttrs    [numSeriesKinds]metric.MeasurementOption
+	invalidAttrs [record.NumInvalid]metric.MeasurementOption
 }
 
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
@@ -49,6 +53,17 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	t.histPoints, e = meter.Int64Counter("otelcol_genai_ttft_connector_histogram_points",
 		metric.WithDescription("Recognised TTFT histogram data points that were read, by result."), metric.WithUnit("{point}"))
 	err = errors.Join(err, e)
+	t.invalid, e = meter.Int64Counter("otelcol_genai_ttft_connector_invalid_records",
+		metric.WithDescription("Records read back from ttft.* attributes that broke a bound or closed set, by reason; each was derived afresh from its own evidence, never aggregated as is."),
+		metric.WithUnit("{record}"))
+	err = errors.Join(err, e)
+	t.outOfRange, e = meter.Int64Counter("otelcol_genai_ttft_connector_window_values_out_of_range",
+		metric.WithDescription("Window samples outside the range the windows resolve to 1% (below 1 ns or more than 32 octaves under the slice's largest value): folded into the lowest bucket."),
+		metric.WithUnit("{value}"))
+	err = errors.Join(err, e)
+	for i := range record.NumInvalid {
+		t.invalidAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", i.String())))
+	}
 	for i, n := range seriesKindNames {
 		t.kindAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", n)))
 	}
@@ -67,6 +82,11 @@ func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 	for k, n := range st.overflowed {
 		if n > 0 {
 			t.overflowed.Add(ctx, n, t.kindAttrs[k])
+		}
+	}
+	for why, n := range st.invalid {
+		if n > 0 {
+			t.invalid.Add(ctx, n, t.invalidAttrs[why])
 		}
 	}
 	if st.logsLimited > 0 {

@@ -3,6 +3,7 @@ package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
 )
@@ -20,6 +21,11 @@ type Config struct {
 	MaxEvents int `mapstructure:"max_events"`
 	// MaxTTFT rejects TTFT values above it as absurd (counted, not recorded).
 	MaxTTFTSeconds float64 `mapstructure:"max_ttft_seconds"`
+	// MaxDurationSeconds rejects longer requests as absurd: their times
+	// are not used, and a read-back record above it is derived afresh.
+	MaxDurationSeconds float64 `mapstructure:"max_duration_seconds"`
+	// MaxChunkGapSeconds rejects longer pauses between chunks as absurd.
+	MaxChunkGapSeconds float64 `mapstructure:"max_chunk_gap_seconds"`
 	// ContentExactProducers extends the built-in table of instrumentation
 	// scopes whose time_to_first_chunk attribute is known to stop at the
 	// first content delta (docs/architecture.md §4).
@@ -49,6 +55,9 @@ func DefaultConfig() Config {
 		RouteAttribute: "ttft.route",
 		MaxEvents:      10000,
 		MaxTTFTSeconds: 3600,
+
+		MaxDurationSeconds: 86400,
+		MaxChunkGapSeconds: 3600,
 	}
 }
 
@@ -66,6 +75,14 @@ func (c *Config) Check() error {
 	}
 	if c.MaxTTFTSeconds <= 0 {
 		errs = append(errs, errors.New("derive::max_ttft_seconds must be > 0, e.g. 3600"))
+	}
+	if c.MaxDurationSeconds <= 0 || math.IsInf(c.MaxDurationSeconds, 0) {
+		errs = append(errs, errors.New("derive::max_duration_seconds must be a finite number > 0, e.g. 86400"))
+	} else if c.MaxTTFTSeconds > c.MaxDurationSeconds {
+		errs = append(errs, errors.New("derive::max_ttft_seconds must not exceed derive::max_duration_seconds: a first token comes before the end"))
+	}
+	if c.MaxChunkGapSeconds <= 0 || math.IsInf(c.MaxChunkGapSeconds, 0) {
+		errs = append(errs, errors.New("derive::max_chunk_gap_seconds must be a finite number > 0, e.g. 3600"))
 	}
 	for i, p := range c.ContentExactProducers {
 		if p.ScopePrefix == "" || p.Attribute == "" {

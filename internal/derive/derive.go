@@ -26,8 +26,9 @@ const (
 	// ReasonInvalidTiming: the span's timestamps or every TTFT value it
 	// offered were unusable (NaN, negative, beyond the span, absurd).
 	ReasonInvalidTiming
-	// ReasonInvalidRecord: the ttft.* attributes already present are
-	// unreadable; the span is left alone rather than guessed at.
+	// ReasonInvalidRecord: no longer counted in Skipped (kept so the
+	// numbering stays): a read-back record that fails record.Validate is
+	// counted in Stats.Invalid and derived afresh.
 	ReasonInvalidRecord
 	// ReasonSpanLog: a log record emitted inside a span (e.g. a GenAI event);
 	// its span carries the call, so deriving it too would count it twice.
@@ -77,6 +78,10 @@ type Stats struct {
 	// Untrusted counts values named like a TTFT from a producer whose
 	// number is known not to be one (the producer table's not_ttft rows).
 	Untrusted int64
+	// Invalid counts records read back from ttft.* attributes that broke a
+	// bound or closed set (record.Validate), by reason; each was derived
+	// afresh from the span's or log record's own evidence.
+	Invalid [record.NumInvalid]int64
 }
 
 // Add accumulates o into s.
@@ -93,6 +98,9 @@ func (s *Stats) Add(o Stats) {
 	s.EventsIgnored += o.EventsIgnored
 	s.ValuesRejected += o.ValuesRejected
 	s.Untrusted += o.Untrusted
+	for i := range s.Invalid {
+		s.Invalid[i] += o.Invalid[i]
+	}
 }
 
 // SkippedTotal sums Skipped over all reasons.
@@ -110,6 +118,7 @@ type Deriver struct {
 	bands     *band.Bands
 	table     *rowTable
 	chunkName string
+	limits    record.Limits
 	pool      sync.Pool
 	spare     atomic.Pointer[scratch]
 }
@@ -128,6 +137,7 @@ func New(cfg Config) (*Deriver, error) {
 		return nil, err
 	}
 	d := &Deriver{cfg: cfg, bands: b, table: t, chunkName: EventChunk}
+	d.limits = d.readBackLimits()
 	d.pool.New = func() any { return &scratch{} }
 	return d, nil
 }

@@ -51,6 +51,14 @@ func checkRecord(t *testing.T, cfg Config, rec *record.Record) {
 			t.Fatalf("TTFT %v beyond duration %v", ttft, rec.Duration)
 		}
 	}
+	// A derived record obeys the same bounds a read-back one must.
+	d, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why := record.Validate(rec, &d.limits); why != record.Valid {
+		t.Fatalf("derived record breaks %s: %+v", why, rec)
+	}
 	// What the processor writes must read back.
 	attrs := pcommon.NewMap()
 	rec.Write(attrs)

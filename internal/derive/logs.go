@@ -41,14 +41,17 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				st.Examined++
 				switch record.Inspect(lr.Attributes(), &sc.rec) {
 				case record.StateInvalid:
-					st.Skipped[ReasonInvalidRecord]++
-					continue
+					st.Invalid[sc.rec.Invalid]++ // derived afresh below
 				case record.StateNested:
 					// Only spans are folded; a marker here is foreign: skip it
 					// like a nested span rather than count a call twice.
 					st.Nested++
 					continue
 				case record.StateStamped:
+					if why := record.Validate(&sc.rec, &d.limits); why != record.Valid {
+						st.Invalid[why]++ // derived afresh below, never aggregated as is
+						break
+					}
 					st.Reread++
 					st.Records++
 					sc.rec.Reread = true

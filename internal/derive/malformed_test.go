@@ -71,7 +71,13 @@ func TestMalformedSpans(t *testing.T) {
 		},
 		{
 			name:   "absurd TTFT",
-			span:   spanSpec{name: "chat", dur: 100 * time.Hour, attrs: chat(map[string]any{"gen_ai.response.time_to_first_chunk": 1e9})},
+			span:   spanSpec{name: "chat", dur: 10 * time.Hour, attrs: chat(map[string]any{"gen_ai.response.time_to_first_chunk": 1e9})},
+			record: true, reason: ReasonInvalidTiming, rejected: 1,
+		},
+		{
+			// Above max_duration_seconds: none of the span's times is used.
+			name:   "absurd duration",
+			span:   spanSpec{name: "chat", dur: 48 * time.Hour, attrs: chat(map[string]any{"ttft_ms": 20})},
 			record: true, reason: ReasonInvalidTiming, rejected: 1,
 		},
 		{
@@ -121,9 +127,10 @@ func TestMalformedSpans(t *testing.T) {
 			record: false, reason: ReasonNotGenAI,
 		},
 		{
-			name:   "unreadable stamped record",
+			name: "unreadable stamped record",
+			// Derived afresh from the span's own evidence (none here).
 			span:   spanSpec{name: "chat", dur: time.Second, attrs: chat(map[string]any{record.KeyOutcome: "complete", record.KeyTimeToFirstContent: "fast"})},
-			record: false, reason: ReasonInvalidRecord,
+			record: true, reason: ReasonNoEvidence,
 		},
 		{
 			name:   "parent cycle",

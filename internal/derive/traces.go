@@ -252,9 +252,12 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					st.Nested++
 					continue
 				case record.StateInvalid:
-					st.Skipped[ReasonInvalidRecord]++
-					continue
+					st.Invalid[sc.rec.Invalid]++ // derived afresh below
 				case record.StateStamped:
+					if why := record.Validate(&sc.rec, &d.limits); why != record.Valid {
+						st.Invalid[why]++ // derived afresh below, never aggregated as is
+						break
+					}
 					st.Reread++
 					st.Records++
 					sc.rec.Reread = true
@@ -313,6 +316,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 
 // checkTimings drops candidates a span's own timing contradicts.
 func (d *Deriver) checkTimings(e *evidence) {
+	d.bound(e)
 	if !e.timingValid {
 		if e.content.ok || e.chunk.ok || e.srvTTFT.ok {
 			e.invalidTTFT = true

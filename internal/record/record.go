@@ -129,6 +129,9 @@ type Record struct {
 	// ttft.* attributes already on the span or log record (stamped
 	// upstream), not derived from it. It is never written.
 	Reread bool
+	// Invalid is why Inspect found the record unusable (StateInvalid). It
+	// is never written.
+	Invalid Invalid
 }
 
 // TTFT returns the best time to first token the record offers: first content
@@ -247,7 +250,12 @@ const (
 // attributes: one lookup per record key would scan them all ~20 times.
 func Inspect(attrs pcommon.Map, r *Record) State {
 	*r = Record{Attempts: 1}
-	valid, hasOutcome, nested := true, false, false
+	bad, hasOutcome, nested := Valid, false, false
+	fail := func(why Invalid) {
+		if bad == Valid {
+			bad = why
+		}
+	}
 	for k, v := range attrs.All() {
 		if len(k) < 6 || k[:5] != "ttft." {
 			// Producers' keys are most of a span's attributes: one compare each.
@@ -265,33 +273,53 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 		case KeyOutcome:
 			hasOutcome = true
 			if v.Type() != pcommon.ValueTypeStr || !ValidOutcome(v.Str()) {
-				valid = false
+				fail(InvalidOutcome)
 				continue
 			}
 			r.Outcome = v.Str()
 		case KeyTimeToFirstContent:
-			valid = readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) && valid
+			if !readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) {
+				fail(InvalidValue)
+			}
 		case KeyTimeToFirstChunk:
-			valid = readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) && valid
+			if !readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) {
+				fail(InvalidValue)
+			}
 		case KeyTimeToHeaders:
-			valid = readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) && valid
+			if !readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) {
+				fail(InvalidValue)
+			}
 		case KeyMaxChunkGap:
-			valid = readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) && valid
+			if !readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) {
+				fail(InvalidValue)
+			}
 		case KeyDuration:
-			valid = readTime(v, &r.Duration, &r.HasDuration) && valid
+			if !readTime(v, &r.Duration, &r.HasDuration) {
+				fail(InvalidValue)
+			}
 		case KeyContentChunks:
-			valid = readCount(v, &r.ContentChunks, &r.HasContentChunks) && valid
+			if !readCount(v, &r.ContentChunks, &r.HasContentChunks) {
+				fail(InvalidValue)
+			}
 		case KeyPromptTokens:
-			valid = readCount(v, &r.PromptTokens, &r.HasPromptTokens) && valid
+			if !readCount(v, &r.PromptTokens, &r.HasPromptTokens) {
+				fail(InvalidValue)
+			}
 		case KeyCachedTokens:
-			valid = readCount(v, &r.CachedTokens, &r.HasCachedTokens) && valid
+			if !readCount(v, &r.CachedTokens, &r.HasCachedTokens) {
+				fail(InvalidValue)
+			}
 		case KeyOutputTokens:
-			valid = readCount(v, &r.OutputTokens, &r.HasOutputTokens) && valid
+			if !readCount(v, &r.OutputTokens, &r.HasOutputTokens) {
+				fail(InvalidValue)
+			}
 		case KeyAttempts:
 			var attempts int64
 			var has bool
-			valid = readCount(v, &attempts, &has) && valid
-			if has && attempts >= 1 {
+			if !readCount(v, &attempts, &has) {
+				fail(InvalidValue)
+			}
+			if has {
 				r.Attempts = attempts
 			}
 		case KeyStreamed:
@@ -309,7 +337,7 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 			switch r.MeasuredAt {
 			case "", MeasuredAtFirstContent, MeasuredAtFirstChunk:
 			default:
-				valid = false
+				fail(InvalidMeasuredAt)
 			}
 		case KeyObserver:
 			r.Observer = strValue(v)
@@ -324,7 +352,8 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 		return StateNested
 	case !hasOutcome:
 		return StateNone
-	case !valid:
+	case bad != Valid:
+		r.Invalid = bad
 		return StateInvalid
 	}
 	return StateStamped

@@ -86,11 +86,11 @@ func TestReadAcceptsIntegerTimes(t *testing.T) {
 	attrs := pcommon.NewMap()
 	attrs.PutStr(KeyOutcome, OutcomeComplete)
 	attrs.PutInt(KeyTimeToFirstContent, 2)
-	attrs.PutInt(KeyAttempts, 0) // nonsense attempts fall back to one
+	attrs.PutInt(KeyAttempts, 3)
 	r, ok := Read(attrs)
 	require.True(t, ok)
 	assert.Equal(t, 2.0, r.TimeToFirstContent)
-	assert.Equal(t, int64(1), r.Attempts)
+	assert.Equal(t, int64(3), r.Attempts)
 }
 
 func TestTTFTPrefersFirstContentAndNeverUsesAnUnlabelledChunk(t *testing.T) {

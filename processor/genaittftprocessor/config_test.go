@@ -31,6 +31,8 @@ func TestLoadConfig(t *testing.T) {
 		RouteAttribute:        "gateway.route",
 		MaxEvents:             500,
 		MaxTTFTSeconds:        600,
+		MaxDurationSeconds:    86400,
+		MaxChunkGapSeconds:    3600,
 		ContentExactProducers: []derive.Producer{{ScopePrefix: "acme.llm", Attribute: "acme.ttfc_ms", Unit: "ms"}},
 	}
 	custom.DropChunkEvents = true
