@@ -310,8 +310,13 @@ func (a *aggregator) seriesCounts() [numSeriesKinds]int64 {
 	return n
 }
 
-// build writes every series into md at time now, then resets delta state.
-func (a *aggregator) build(now time.Time) pmetric.Metrics {
+// build writes every series into md at time now, resetting each delta
+// series as it is written. It calls pause.maybe between series: the
+// connector releases its lock there, so a flush over thousands of series
+// never stalls ingest for longer than one short stretch (docs/architecture.md,
+// "Trust"). A series created during a pause may wait for the next flush; a
+// record observed during one lands in this flush or the next, never both.
+func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()
 	sm := rm.ScopeMetrics().AppendEmpty()
@@ -319,33 +324,43 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 	ts := pcommon.NewTimestampFromTime(now)
 	temporality := a.cfg.temporality()
 
-	for i := 0; i < numHists; i++ {
-		m := pmetric.NewMetric()
-		m.SetName(histNames[i])
-		m.SetDescription(histDescriptions[i])
-		m.SetUnit("s")
-		eh := m.SetEmptyExponentialHistogram()
+	var hm [numHists]pmetric.Metric
+	var dps [numHists]pmetric.ExponentialHistogramDataPointSlice
+	for i := range hm {
+		hm[i] = pmetric.NewMetric()
+		hm[i].SetName(histNames[i])
+		hm[i].SetDescription(histDescriptions[i])
+		hm[i].SetUnit("s")
+		eh := hm[i].SetEmptyExponentialHistogram()
 		eh.SetAggregationTemporality(temporality)
-		dps := eh.DataPoints()
-		add := func(s *histSeries) {
+		dps[i] = eh.DataPoints()
+	}
+	add := func(s *histSeries) {
+		for i := range s.h {
 			h := &s.h[i]
 			if h.Count() == 0 {
-				return
+				continue
 			}
-			dp := dps.AppendEmpty()
+			dp := dps[i].AppendEmpty()
 			s.attrs.CopyTo(dp.Attributes())
 			dp.SetStartTimestamp(s.start)
 			dp.SetTimestamp(ts)
 			copyExpoHistogram(h, dp)
 		}
-		for _, s := range a.hist {
-			add(s)
+		if a.delta {
+			resetHist(s, ts)
 		}
-		if a.histOverflow != nil {
-			add(a.histOverflow)
-		}
-		if dps.Len() > 0 {
-			m.MoveTo(sm.Metrics().AppendEmpty())
+	}
+	for _, s := range a.hist {
+		add(s)
+		pause.maybe()
+	}
+	if a.histOverflow != nil {
+		add(a.histOverflow)
+	}
+	for i := range hm {
+		if dps[i].Len() > 0 {
+			hm[i].MoveTo(sm.Metrics().AppendEmpty())
 		}
 	}
 
@@ -365,9 +380,13 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 		dp.SetStartTimestamp(s.start)
 		dp.SetTimestamp(ts)
 		dp.SetIntValue(int64(s.count))
+		if a.delta {
+			s.count, s.start = 0, ts
+		}
 	}
 	for _, s := range a.reqs {
 		addSum(s)
+		pause.maybe()
 	}
 	if a.reqOverflow != nil {
 		addSum(a.reqOverflow)
@@ -376,29 +395,33 @@ func (a *aggregator) build(now time.Time) pmetric.Metrics {
 		m.MoveTo(sm.Metrics().AppendEmpty())
 	}
 
-	a.windows.build(a, sm.Metrics(), now)
+	a.windows.build(a, sm.Metrics(), now, pause)
 	a.hin.windows.build(sm.Metrics(), now)
-
-	if a.delta {
-		a.resetDelta(ts)
-	}
 	return md
 }
 
-// resetDelta starts a new delta interval at ts; series stay (and expire) so
-// their next start time continues the previous end time.
-func (a *aggregator) resetDelta(ts pcommon.Timestamp) {
-	for _, s := range a.hist {
-		resetHist(s, ts)
+// pauser runs release at most every pauseEvery of work: the connector's
+// unlock-yield-lock between series of a flush.
+type pauser struct {
+	release func()
+	last    time.Time
+	n       int
+}
+
+// pauseEvery bounds how long one stretch of a flush holds the lock.
+const pauseEvery = 500 * time.Microsecond
+
+func (p *pauser) maybe() {
+	if p == nil || p.release == nil {
+		return
 	}
-	if a.histOverflow != nil {
-		resetHist(a.histOverflow, ts)
+	// Reading the wall clock every series would cost more than the series.
+	if p.n++; p.n&15 != 0 {
+		return
 	}
-	for _, s := range a.reqs {
-		s.count, s.start = 0, ts
-	}
-	if a.reqOverflow != nil {
-		a.reqOverflow.count, a.reqOverflow.start = 0, ts
+	if now := time.Now(); now.Sub(p.last) >= pauseEvery {
+		p.release()
+		p.last = time.Now()
 	}
 }
 

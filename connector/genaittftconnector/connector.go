@@ -2,6 +2,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -42,6 +43,8 @@ type ttftConnector struct {
 
 	mu  sync.Mutex
 	agg *aggregator
+	// flushMu keeps flushes apart: one releases mu between series.
+	flushMu sync.Mutex
 
 	// pending holds a batch's records between derivation (outside mu, so
 	// concurrent pipelines derive in parallel) and aggregation (under mu).
@@ -246,14 +249,27 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 	addReread(ctx, c.reread, signal, ds.Reread) // records.go
 }
 
-// flush builds the metrics under the lock and sends them outside it.
+// flush builds the metrics under the lock, letting ingest in between series,
+// and sends them outside it.
 func (c *ttftConnector) flush(ctx context.Context) {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
 	c.mu.Lock()
 	now := c.clock.Now()
 	c.agg.expire(now)
-	md := c.agg.build(now)
 	counts := c.agg.seriesCounts()
+	pause := &pauser{last: time.Now(), release: func() {
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}}
+	md := c.agg.build(now, pause)
+	outOfRange := c.agg.windows.takeOutOfRange()
 	c.mu.Unlock()
+
+	if outOfRange > 0 {
+		c.tel.outOfRange.Add(ctx, int64(outOfRange))
+	}
 
 	c.tel.reportSeries(ctx, counts)
 	if md.DataPointCount() == 0 {

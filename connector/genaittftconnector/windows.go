@@ -231,6 +231,20 @@ func (ws *windowStore) expire(now time.Time, exp time.Duration) {
 	}
 }
 
+// takeOutOfRange returns the window samples outside the sketches' range
+// since the last call (own telemetry).
+func (ws *windowStore) takeOutOfRange() uint64 {
+	var n uint64
+	for _, s := range ws.series {
+		for _, w := range s.w {
+			if w != nil {
+				n += w.TakeOutOfRange()
+			}
+		}
+	}
+	return n
+}
+
 type gauges struct {
 	quantile, samples, recommended, cutRatio, margin pmetric.Metric
 }
@@ -245,7 +259,7 @@ func newGauge(name, unit, desc string) pmetric.Metric {
 }
 
 // build appends the window gauges to ms.
-func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Time) {
+func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Time, pause *pauser) {
 	g := gauges{
 		quantile:    newGauge("ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate."),
 		samples:     newGauge("ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true)."),
@@ -263,6 +277,7 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 	}
 	censoring := ws.cfg.Censoring
 	for _, s := range ws.series {
+		pause.maybe()
 		var taken [numSignals]bool
 		snap := func(sig int) *window.Snapshot {
 			if !taken[sig] {

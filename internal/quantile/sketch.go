@@ -112,6 +112,13 @@ func (s *Sketch) Merge(o *Sketch) {
 	if o.st.empty() {
 		return
 	}
+	if !o.st.dense {
+		for _, p := range o.st.pairs {
+			s.collapsed += s.st.add(int(p.idx), uint64(p.n))
+		}
+		return
+	}
+	s.st.densify()
 	lo, hi := o.st.lo, o.st.hi
 	// Extend to o's range first (top, then bottom, so the cap folds the lows).
 	s.collapsed += s.st.add(hi, 0)
@@ -137,6 +144,7 @@ func (s *Sketch) double() {
 	if s.st.empty() {
 		return
 	}
+	s.st.densify()
 	for i := s.st.lo; i <= s.st.hi; i++ {
 		if c := s.st.get(i); c > 0 {
 			s.collapsed += s.st.add(i, c)

@@ -221,6 +221,7 @@ func TestSketchCollapsesLowestBucketsBeyondCap(t *testing.T) {
 
 func TestSketchCountersWidenWithoutLoss(t *testing.T) {
 	s := NewSketch()
+	s.st.densify() // the dense run's counters are what this test widens
 	s.Add(0.5)
 	s.AddN(1, 200)
 	if s.st.width != 8 {
@@ -290,7 +291,7 @@ func TestResetKeepsBufferSoAddDoesNotAllocate(t *testing.T) {
 		t.Errorf("Add after Reset allocates %v times per call", allocs)
 	}
 	s.Release()
-	if s.SizeBytes() > 200 {
+	if s.SizeBytes() > 256 {
 		t.Errorf("released sketch holds %d bytes", s.SizeBytes())
 	}
 }

@@ -2,7 +2,8 @@ package quantile
 
 import "math"
 
-// store is a dense run of bucket counters covering indexes [off, off+len(buf)).
+// store is sparse pairs (sparse.go) until it turns dense: then a dense run of
+// bucket counters covering indexes [off, off+len(buf)).
 // Counters start as uint8 and widen to uint16, uint32, then uint64 when one would
 // overflow: most buckets of most series stay small, so a low-volume slice costs a
 // byte per bucket instead of eight.
@@ -14,6 +15,8 @@ type store struct {
 	width  uint8 // 8, 16, 32 or 64; 0 until the first add
 	off    int   // index of buf[0]
 	lo, hi int   // range of indexes that may be non-zero; lo > hi when empty
+	dense  bool  // false: the counts are in pairs
+	pairs  []pair
 }
 
 type counter interface {
@@ -29,6 +32,7 @@ func (st *store) reset() {
 	clear(st.c16)
 	clear(st.c32)
 	clear(st.c64)
+	st.pairs = st.pairs[:0]
 	st.lo, st.hi = 1, 0
 }
 
@@ -47,7 +51,7 @@ func (st *store) length() int {
 }
 
 func (st *store) sizeBytes() int {
-	return cap(st.c8) + cap(st.c16)*2 + cap(st.c32)*4 + cap(st.c64)*8
+	return cap(st.c8) + cap(st.c16)*2 + cap(st.c32)*4 + cap(st.c64)*8 + cap(st.pairs)*8
 }
 
 // get returns the count of bucket i.
@@ -55,6 +59,9 @@ func (st *store) get(i int) uint64 {
 	p := i - st.off
 	if i < st.lo || i > st.hi {
 		return 0
+	}
+	if !st.dense {
+		return st.getSparse(i)
 	}
 	switch st.width {
 	case 8:
@@ -72,6 +79,9 @@ func (st *store) get(i int) uint64 {
 // It returns how many values lost their own bucket to the cap: the n added when i
 // falls below the capped range, plus existing counts folded into the lowest bucket.
 func (st *store) add(i int, n uint64) (folded uint64) {
+	if !st.dense && st.addSparse(i, n) {
+		return 0
+	}
 	if st.width == 0 {
 		st.width = 8
 	}
@@ -207,6 +217,9 @@ func (st *store) sum(from, to int) uint64 {
 	if from > to {
 		return 0
 	}
+	if !st.dense {
+		return st.sumSparse(from, to)
+	}
 	a, b := from-st.off, to-st.off+1
 	switch st.width {
 	case 8:
@@ -233,6 +246,9 @@ func sumOf[T counter](xs []T) uint64 {
 func (st *store) rankIndex(k, skip uint64) (int, bool) {
 	if st.empty() || k <= skip {
 		return 0, false
+	}
+	if !st.dense {
+		return st.rankSparse(k - skip)
 	}
 	a, b := st.lo-st.off, st.hi-st.off+1
 	var p int

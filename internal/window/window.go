@@ -30,6 +30,9 @@ type Window struct {
 	sliceLen   int64 // nanoseconds
 	head       int64 // newest slice number seen
 	minSamples int
+	// outOfRange counts samples outside the range the sketch resolves:
+	// below quantile.MinValue, or folded by its bucket cap.
+	outOfRange uint64
 }
 
 // New returns a window of the given length split into slices (both clamped to sane
@@ -80,11 +83,13 @@ func (w *Window) current(now time.Time) *slice {
 	s := &w.ring[mod(w.head, len(w.ring))]
 	if s.num != w.head {
 		s.num = w.head
+		// Released, not reset: a slice that was dense an hour ago starts
+		// sparse again, so a series' memory follows its current spread.
 		if s.ok != nil {
-			s.ok.Reset()
+			s.ok.Release()
 		}
 		if s.censored != nil {
-			s.censored.Reset()
+			s.censored.Release()
 		}
 	}
 	if s.ok == nil {
@@ -107,7 +112,23 @@ func (w *Window) live(s *slice) bool {
 }
 
 // Observe records a successful sample of v seconds.
-func (w *Window) Observe(v float64, now time.Time) { w.current(now).ok.Add(v) }
+func (w *Window) Observe(v float64, now time.Time) { w.add(w.current(now).ok, v) }
+
+func (w *Window) add(sk *quantile.Sketch, v float64) {
+	before := sk.Collapsed() + sk.ZeroCount()
+	sk.Add(v)
+	w.outOfRange += sk.Collapsed() + sk.ZeroCount() - before
+}
+
+// TakeOutOfRange returns how many samples since the last call fell outside
+// the range the window resolves to its relative accuracy (below
+// quantile.MinValue, or more than quantile.MaxBuckets buckets under the
+// slice's largest value, folded into its lowest bucket).
+func (w *Window) TakeOutOfRange() uint64 {
+	n := w.outOfRange
+	w.outOfRange = 0
+	return n
+}
 
 // ObserveCensored records a request known only to take longer than cut seconds
 // (ended by timeout_first_token at cut).
@@ -116,7 +137,7 @@ func (w *Window) ObserveCensored(cut float64, now time.Time) {
 	if s.censored == nil {
 		s.censored = quantile.NewSketch() // most windows never see a timeout: allocate on first use
 	}
-	s.censored.Add(cut)
+	w.add(s.censored, cut)
 }
 
 // advance moves the head to now without creating a slice.
