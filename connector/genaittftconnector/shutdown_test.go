@@ -64,7 +64,9 @@ func TestFlushLetsIngestInBetweenSeries(t *testing.T) {
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	var batches []req
 	for i := range 3000 {
-		batches = append(batches, with(gpt, func(r *req) { r.model = "m" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676)) }))
+		batches = append(batches, with(gpt, func(r *req) {
+			r.model = "m" + string(rune('a'+i%26)) + string(rune('a'+i/26%26)) + string(rune('a'+i/676))
+		}))
 	}
 	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(batches...)))
 	var wg sync.WaitGroup

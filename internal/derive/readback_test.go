@@ -49,7 +49,10 @@ func TestForgedRecordsAreDerivedAfreshAndCounted(t *testing.T) {
 		stamp func(pcommon.Map)
 		want  record.Invalid
 	}{
-		{"TTFT 1e12", func(a pcommon.Map) { a.PutDouble(record.KeyTimeToFirstContent, 1e12); a.PutDouble(record.KeyDuration, 2e12) }, record.InvalidTTFTBound},
+		{"TTFT 1e12", func(a pcommon.Map) {
+			a.PutDouble(record.KeyTimeToFirstContent, 1e12)
+			a.PutDouble(record.KeyDuration, 2e12)
+		}, record.InvalidTTFTBound},
 		{"TTFT 4000 s above max_ttft_seconds", func(a pcommon.Map) {
 			a.PutDouble(record.KeyTimeToFirstContent, 4000)
 			a.PutDouble(record.KeyDuration, 5000)

@@ -50,7 +50,9 @@ func TestValidate(t *testing.T) {
 		{"attempts 4.6e18", func(r *Record) { r.Attempts = 4_600_000_000_000_000_000 }, InvalidAttempts},
 		{"TTFT 1e12", func(r *Record) { r.TimeToFirstContent, r.Duration = 1e12, 1e12 }, InvalidTTFTBound},
 		{"TTFT 4000 s", func(r *Record) { r.TimeToFirstContent, r.Duration = 4000, 5000 }, InvalidTTFTBound},
-		{"first chunk 4000 s", func(r *Record) { r.HasTimeToFirstContent, r.MeasuredAt, r.TimeToFirstChunk, r.Duration = false, MeasuredAtFirstChunk, 4000, 5000 }, InvalidTTFTBound},
+		{"first chunk 4000 s", func(r *Record) {
+			r.HasTimeToFirstContent, r.MeasuredAt, r.TimeToFirstChunk, r.Duration = false, MeasuredAtFirstChunk, 4000, 5000
+		}, InvalidTTFTBound},
 		{"headers 4000 s", func(r *Record) { r.TimeToHeaders, r.Duration = 4000, 5000 }, InvalidTTFTBound},
 		{"duration 1e300", func(r *Record) { r.Duration = 1e300 }, InvalidDurationBound},
 		{"duration just above the bound", func(r *Record) { r.Duration = 86400.5 }, InvalidDurationBound},
