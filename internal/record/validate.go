@@ -107,7 +107,7 @@ func Validate(r *Record, lim *Limits) Invalid {
 		return InvalidMeasuredAt
 	}
 	switch r.Observer {
-	case "", ObserverClient, ObserverGateway, ObserverServer:
+	case ObserverClient, ObserverGateway, ObserverServer:
 	default:
 		return InvalidObserver
 	}
@@ -142,12 +142,9 @@ func Validate(r *Record, lim *Limits) Invalid {
 	return Valid
 }
 
-// bandIn reports whether band is one of the configured labels. An empty
-// band is allowed: it adds no label to a series.
+// bandIn reports whether band is one of the configured labels (a derived
+// record always has one, unknown when no prompt size is known).
 func bandIn(band string, bands []string) bool {
-	if band == "" {
-		return true
-	}
 	for _, b := range bands {
 		if b == band {
 			return true

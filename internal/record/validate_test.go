@@ -28,7 +28,6 @@ func TestValidate(t *testing.T) {
 		{"TTFT at the end within 1 ms", func(r *Record) { r.TimeToFirstContent = r.Duration + 0.0009 }, Valid},
 		{"TTFT at max_ttft_seconds", func(r *Record) { r.TimeToFirstContent, r.Duration = 3600, 4000 }, Valid},
 		{"100 attempts", func(r *Record) { r.Attempts = 100 }, Valid},
-		{"empty band and observer", func(r *Record) { r.PromptBand, r.Observer = "", "" }, Valid},
 
 		{"unknown outcome", func(r *Record) { r.Outcome = "pwned" }, InvalidOutcome},
 		{"missing outcome", func(r *Record) { r.Outcome = "" }, InvalidOutcome},
@@ -43,6 +42,8 @@ func TestValidate(t *testing.T) {
 		}, InvalidMeasuredAt},
 		{"times without a clock", func(r *Record) { r.MeasuredAt = "" }, InvalidMeasuredAt},
 		{"observer admin", func(r *Record) { r.Observer = "admin" }, InvalidObserver},
+		{"no observer", func(r *Record) { r.Observer = "" }, InvalidObserver},
+		{"no band", func(r *Record) { r.PromptBand = "" }, InvalidPromptBand},
 		{"band pwned", func(r *Record) { r.PromptBand = "pwned" }, InvalidPromptBand},
 		{"1 MiB band", func(r *Record) { r.PromptBand = strings.Repeat("<2k", 1<<18) }, InvalidPromptBand},
 		{"band of another configuration", func(r *Record) { r.PromptBand = "<4k" }, InvalidPromptBand},

@@ -298,6 +298,9 @@ func TestUpstreamRecordKept(t *testing.T) {
 		attrs.PutStr(record.KeyOutcome, record.OutcomeError)
 		attrs.PutDouble(record.KeyTimeToFirstContent, 0.5)
 		attrs.PutStr(record.KeyMeasuredAt, record.MeasuredAtFirstContent)
+		// A complete record: one missing its band or observer is derived afresh.
+		attrs.PutStr(record.KeyPromptBand, "unknown")
+		attrs.PutStr(record.KeyObserver, record.ObserverGateway)
 	}
 
 	td := ptrace.NewTraces()

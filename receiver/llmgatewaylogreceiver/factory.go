@@ -106,6 +106,7 @@ func (receiverType) InputConfig(cfg component.Config) operator.Config {
 	c := cfg.(*Config)
 	in := c.InputConfig
 	in.IncludeFileRecordNumber = true
+	in.IncludeFilePath = true // the resume operator keys its marks on it (and strips it unless asked for)
 	if c.csvFormat() {
 		if s, err := newSpec(c.Format, c.Mapping); err == nil {
 			in.Header = &fileconsumer.HeaderConfig{

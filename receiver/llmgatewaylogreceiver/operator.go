@@ -72,7 +72,12 @@ func operators(c *Config) ([]operator.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ops []operator.Config
+	// First: drop rows passed on before a crash (resume.go).
+	ops := []operator.Config{operator.NewConfig(&resumeConfig{
+		TransformerConfig: helper.NewTransformerConfig(resumeOperatorType, resumeOperatorType),
+		keepPath:          c.InputConfig.IncludeFilePath,
+		format:            c.Format,
+	})}
 	if s.csv {
 		p := csvparser.NewConfigWithID("llm_gateway_log_csv")
 		p.HeaderAttribute = headerAttribute

@@ -1,0 +1,236 @@
+package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"go.opentelemetry.io/collector/component"
+	"go.uber.org/zap"
+)
+
+// stanza's file consumer saves its checkpoint (offset and record number per
+// file) only at the end of a poll and on a graceful stop, and a poll reads
+// each file to its end: after a crash during the first read of a large
+// export, it starts that file again from row 0. None of its options
+// (max_batches, max_concurrent_files) bound the rows of one file per poll.
+// The resume operator adds the missing mark: every resumeEveryRows rows (or
+// resumeEvery, whichever comes first) it saves, in the same storage, the
+// highest record number it passed on per file; when stanza reads the same
+// file (same path, same first bytes) again from an older checkpoint, rows up
+// to that mark are dropped and counted as already_read.
+const (
+	resumeOperatorType = "llm_gateway_log_resume"
+	// resumeEveryRows bounds what a crash re-reads: at most this many rows
+	// per file being read.
+	resumeEveryRows = 10_000
+	// resumeEvery bounds it for slowly appended files too.
+	resumeEvery = time.Second
+	// resumeFingerprintBytes of a file's beginning identify it, like stanza's
+	// default fingerprint_size.
+	resumeFingerprintBytes = 1000
+	reasonAlreadyRead      = "already_read"
+)
+
+type resumeConfig struct {
+	helper.TransformerConfig
+	// keepPath is the user's include_file_path; the receiver turns it on to
+	// tell files apart either way.
+	keepPath bool
+	format   string
+}
+
+func (c *resumeConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
+	t, err := c.TransformerConfig.Build(set)
+	if err != nil {
+		return nil, err
+	}
+	tel, err := newTelemetry(set, c.format)
+	if err != nil {
+		return nil, err
+	}
+	return &resumeOperator{TransformerOperator: t, keepPath: c.keepPath, tel: tel, files: map[string]*resumeFile{}, now: time.Now}, nil
+}
+
+type resumeOperator struct {
+	helper.TransformerOperator
+	keepPath  bool
+	tel       *telemetry
+	now       func() time.Time
+	persister operator.Persister
+
+	mu    sync.Mutex
+	files map[string]*resumeFile
+}
+
+// resumeMark is what is saved per file path.
+type resumeMark struct {
+	// Record is the highest record number passed on.
+	Record int64 `json:"record"`
+	// Prefix is the SHA-256 of the file's first PrefixLen bytes.
+	Prefix    []byte `json:"prefix"`
+	PrefixLen int    `json:"prefix_len"`
+}
+
+type resumeFile struct {
+	mark     resumeMark
+	skipUpTo int64 // rows up to this record number were passed on before a crash
+	last     int64 // highest record number seen in this run
+	unsaved  int64
+	saved    time.Time
+}
+
+func (o *resumeOperator) Start(p operator.Persister) error {
+	o.persister = p
+	return nil
+}
+
+// Stop saves every mark, so a graceful stop loses nothing stanza's own
+// checkpoint would not cover anyway.
+func (o *resumeOperator) Stop() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var errs []error
+	for path, f := range o.files {
+		if f.unsaved > 0 {
+			errs = append(errs, o.save(context.Background(), path, f))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
+	kept := entries[:0:0]
+	o.mu.Lock()
+	now := o.now()
+	for _, e := range entries {
+		if o.keep(ctx, e) {
+			kept = append(kept, e)
+		}
+	}
+	o.mu.Unlock()
+	if len(kept) == 0 {
+		return nil
+	}
+	err := o.WriteBatch(ctx, kept)
+	o.saveDue(ctx, now)
+	return err
+}
+
+func (o *resumeOperator) Process(ctx context.Context, e *entry.Entry) error {
+	o.mu.Lock()
+	keep := o.keep(ctx, e)
+	o.mu.Unlock()
+	if !keep {
+		return nil
+	}
+	err := o.Write(ctx, e)
+	o.saveDue(ctx, o.now())
+	return err
+}
+
+// keep reports whether e is a row not passed on before a crash. Called
+// with mu held.
+func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
+	path, _ := e.Attributes[attrs.LogFilePath].(string)
+	if !o.keepPath {
+		delete(e.Attributes, attrs.LogFilePath)
+	}
+	n, ok := e.Attributes[attrs.LogFileRecordNumber].(int64)
+	if path == "" || !ok {
+		return true
+	}
+	f := o.files[path]
+	if f == nil {
+		f = o.load(ctx, path)
+		o.files[path] = f
+	} else if n <= f.last {
+		// Record numbers went back: stanza reads new content under this
+		// path (truncated or replaced); no mark applies to it.
+		f.skipUpTo = 0
+		f.mark.Prefix, f.mark.PrefixLen = prefixOf(path)
+	}
+	f.last = n
+	if n <= f.skipUpTo {
+		o.tel.skipped(ctx, reasonAlreadyRead)
+		return false
+	}
+	f.mark.Record = n
+	f.unsaved++
+	return true
+}
+
+// load reads the saved mark of path and keeps it when the file still starts
+// with the same bytes.
+func (o *resumeOperator) load(ctx context.Context, path string) *resumeFile {
+	f := &resumeFile{last: -1, saved: o.now()}
+	f.mark.Prefix, f.mark.PrefixLen = prefixOf(path)
+	if o.persister == nil {
+		return f
+	}
+	b, err := o.persister.Get(ctx, path)
+	if err != nil || len(b) == 0 {
+		return f
+	}
+	var m resumeMark
+	if json.Unmarshal(b, &m) != nil || m.PrefixLen <= 0 {
+		return f
+	}
+	if sum, n := prefixLen(path, m.PrefixLen); n == m.PrefixLen && string(sum) == string(m.Prefix) {
+		f.skipUpTo = m.Record
+	}
+	return f
+}
+
+// saveDue saves the marks that are resumeEveryRows rows or resumeEvery old.
+func (o *resumeOperator) saveDue(ctx context.Context, now time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for path, f := range o.files {
+		if f.unsaved >= resumeEveryRows || (f.unsaved > 0 && now.Sub(f.saved) >= resumeEvery) {
+			if err := o.save(ctx, path, f); err != nil {
+				o.Logger().Warn("saving the resume mark failed", zap.String("path", path), zap.Error(err))
+			}
+			f.saved = now
+		}
+	}
+}
+
+func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) error {
+	f.unsaved = 0
+	if o.persister == nil || f.mark.PrefixLen == 0 {
+		return nil
+	}
+	b, err := json.Marshal(f.mark)
+	if err != nil {
+		return err
+	}
+	return o.persister.Set(ctx, path, b)
+}
+
+// prefixOf hashes up to resumeFingerprintBytes of the file's beginning.
+func prefixOf(path string) ([]byte, int) { return prefixLen(path, resumeFingerprintBytes) }
+
+func prefixLen(path string, n int) ([]byte, int) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, 0
+	}
+	defer fh.Close()
+	buf := make([]byte, n)
+	got, err := io.ReadFull(fh, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, 0
+	}
+	sum := sha256.Sum256(buf[:got])
+	return sum[:], got
+}
