@@ -1,0 +1,136 @@
+package llmgatewaylogreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+)
+
+// rowsOut records the record numbers that reach it.
+type rowsOut struct{ got []int64 }
+
+func (*rowsOut) ID() string                           { return "fake" }
+func (*rowsOut) Type() string                         { return "fake" }
+func (*rowsOut) Start(operator.Persister) error       { return nil }
+func (*rowsOut) Stop() error                          { return nil }
+func (*rowsOut) CanOutput() bool                      { return false }
+func (*rowsOut) Outputs() []operator.Operator         { return nil }
+func (*rowsOut) GetOutputIDs() []string               { return nil }
+func (*rowsOut) SetOutputs([]operator.Operator) error { return nil }
+func (*rowsOut) SetOutputIDs([]string)                {}
+func (*rowsOut) CanProcess() bool                     { return true }
+func (*rowsOut) Logger() *zap.Logger                  { return zap.NewNop() }
+
+// memPersister is storage in memory, surviving a "restart" of the operator.
+type memPersister map[string][]byte
+
+func (m memPersister) Get(_ context.Context, k string) ([]byte, error) { return m[k], nil }
+func (m memPersister) Set(_ context.Context, k string, v []byte) error {
+	m[k] = v
+	return nil
+}
+func (m memPersister) Delete(_ context.Context, k string) error {
+	delete(m, k)
+	return nil
+}
+func (memPersister) Batch(context.Context, ...*storage.Operation) error { return nil }
+
+func (o *rowsOut) Process(_ context.Context, e *entry.Entry) error {
+	o.got = append(o.got, e.Attributes[attrs.LogFileRecordNumber].(int64))
+	return nil
+}
+
+func (o *rowsOut) ProcessBatch(ctx context.Context, es []*entry.Entry) error {
+	for _, e := range es {
+		_ = o.Process(ctx, e)
+	}
+	return nil
+}
+
+// startResume builds the resume operator on persister, as one collector run.
+func startResume(t *testing.T, p operator.Persister) (*resumeOperator, *rowsOut) {
+	t.Helper()
+	cfg := &resumeConfig{TransformerConfig: helper.NewTransformerConfig(resumeOperatorType, resumeOperatorType), format: FormatInfroCSV}
+	cfg.OutputIDs = []string{"fake"}
+	op, err := cfg.Build(componenttest.NewNopTelemetrySettings())
+	require.NoError(t, err)
+	out := &rowsOut{}
+	require.NoError(t, op.SetOutputs([]operator.Operator{out}))
+	require.NoError(t, op.Start(p))
+	return op.(*resumeOperator), out
+}
+
+// feed passes rows [from, to] of path through op in stanza-sized batches.
+func feed(t *testing.T, op *resumeOperator, path string, from, to int64) {
+	t.Helper()
+	for n := from; n <= to; {
+		var batch []*entry.Entry
+		for ; n <= to && len(batch) < 100; n++ {
+			e := entry.New()
+			e.Attributes = map[string]any{attrs.LogFilePath: path, attrs.LogFileRecordNumber: n}
+			batch = append(batch, e)
+		}
+		require.NoError(t, op.ProcessBatch(context.Background(), batch))
+	}
+}
+
+func TestResumeAfterCrashReReadsAtMostOneMark(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	p := memPersister{}
+
+	// First run: 25,500 rows pass, then the process dies (no Stop).
+	op, out := startResume(t, p)
+	feed(t, op, path, 1, 25_500)
+	require.Len(t, out.got, 25_500)
+
+	// Second run: stanza has no checkpoint and reads the file from row 1.
+	op, out = startResume(t, p)
+	feed(t, op, path, 1, 40_000)
+	reread := int64(0)
+	for _, n := range out.got {
+		if n <= 25_500 {
+			reread++
+		}
+	}
+	assert.Equal(t, int64(40_000-20_000), int64(len(out.got)), "rows up to the last mark (20,000) are dropped")
+	assert.LessOrEqual(t, reread, int64(resumeEveryRows))
+	assert.Equal(t, int64(20_001), out.got[0])
+
+	// A graceful stop saves the exact mark: nothing is read twice.
+	require.NoError(t, op.Stop())
+	op, out = startResume(t, p)
+	feed(t, op, path, 1, 40_010)
+	assert.Equal(t, []int64{40_001, 40_002, 40_003, 40_004, 40_005, 40_006, 40_007, 40_008, 40_009, 40_010}, out.got)
+}
+
+func TestResumeIgnoresTheMarkOfAnotherFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n1,200\n"), 0o600))
+	p := memPersister{}
+	op, _ := startResume(t, p)
+	feed(t, op, path, 1, 300)
+	require.NoError(t, op.Stop())
+
+	// Replaced by a different export under the same name: every row is new.
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n9,900\n"), 0o600))
+	op, out := startResume(t, p)
+	feed(t, op, path, 1, 300)
+	assert.Len(t, out.got, 300)
+
+	// Within a run, record numbers going back mean new content: kept.
+	feed(t, op, path, 1, 5)
+	assert.Len(t, out.got, 305)
+}
