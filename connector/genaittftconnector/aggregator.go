@@ -405,7 +405,6 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 type pauser struct {
 	release func()
 	last    time.Time
-	n       int
 }
 
 // pauseEvery bounds how long one stretch of a flush holds the lock.
@@ -415,10 +414,8 @@ func (p *pauser) maybe() {
 	if p == nil || p.release == nil {
 		return
 	}
-	// Reading the wall clock every series would cost more than the series.
-	if p.n++; p.n&15 != 0 {
-		return
-	}
+	// Checked every series (~25 ns): checking every 16th let a stretch that
+	// met a GC assist hold the lock for 100 ms at 5,000 adversarial series.
 	if now := time.Now(); now.Sub(p.last) >= pauseEvery {
 		p.release()
 		p.last = time.Now()
