@@ -55,7 +55,7 @@ receivers:
         endpoint: 127.0.0.1:%d
 connectors:
   genai_ttft:
-    flush_interval: 1s
+    flush_interval: %s
     window: 24s
     window_slices: 24
 exporters:
@@ -72,7 +72,7 @@ service:
     metrics:
       receivers: [genai_ttft]
       exporters: [debug]
-`, port))
+`, port, flushInterval()))
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", port)
 	waitFor(t, col, 30*time.Second, "OTLP/HTTP", func() error {
 		resp, err := http.Post(url, "application/x-protobuf", bytes.NewReader(nil)) //nolint:gosec // loopback
@@ -140,6 +140,15 @@ service:
 	}
 	close(stop)
 	return <-peak, latencies
+}
+
+// flushInterval is 1s, or TTFT_SPREAD_FLUSH (e.g. 1h: the same load without
+// flushes, the latency floor of the machine).
+func flushInterval() string {
+	if v := os.Getenv("TTFT_SPREAD_FLUSH"); v != "" {
+		return v
+	}
+	return "1s"
 }
 
 // rssOf reads the resident set size of pid from /proc (bytes; 0 if unknown).

@@ -405,6 +405,8 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 type pauser struct {
 	release func()
 	last    time.Time
+	// longest is the longest stretch between releases so far.
+	longest time.Duration
 }
 
 // pauseEvery bounds how long one stretch of a flush holds the lock.
@@ -417,6 +419,7 @@ func (p *pauser) maybe() {
 	// Checked every series (~25 ns): checking every 16th let a stretch that
 	// met a GC assist hold the lock for 100 ms at 5,000 adversarial series.
 	if now := time.Now(); now.Sub(p.last) >= pauseEvery {
+		p.longest = max(p.longest, now.Sub(p.last))
 		p.release()
 		p.last = time.Now()
 	}

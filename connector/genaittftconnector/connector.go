@@ -45,6 +45,8 @@ type ttftConnector struct {
 	agg *aggregator
 	// flushMu keeps flushes apart: one releases mu between series.
 	flushMu sync.Mutex
+	// lastFlushHold is the longest the last flush held mu at a stretch.
+	lastFlushHold time.Duration
 
 	// pending holds a batch's records between derivation (outside mu, so
 	// concurrent pipelines derive in parallel) and aggregation (under mu).
@@ -255,16 +257,18 @@ func (c *ttftConnector) flush(ctx context.Context) {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	c.mu.Lock()
+	pause := &pauser{last: time.Now()}
 	now := c.clock.Now()
 	c.agg.expire(now)
 	counts := c.agg.seriesCounts()
-	pause := &pauser{last: time.Now(), release: func() {
+	pause.release = func() {
 		c.mu.Unlock()
 		runtime.Gosched()
 		c.mu.Lock()
-	}}
+	}
 	md := c.agg.build(now, pause)
 	outOfRange := c.agg.windows.takeOutOfRange()
+	c.lastFlushHold = max(pause.longest, time.Since(pause.last))
 	c.mu.Unlock()
 
 	if outOfRange > 0 {

@@ -81,3 +81,75 @@ func TestWindowMemoryPerSeriesIsBoundedWhateverTheValues(t *testing.T) {
 	assert.Less(t, adversarial, 64e3, "adversarial bytes per series")
 	assert.Less(t, realistic, 64e3, "realistic bytes per series")
 }
+
+// BenchmarkFlushStall measures the longest ingest stall a flush causes at
+// 5,000 adversarial series: one-span batches are consumed in a loop while
+// the flush runs, so a batch's latency is the time it waited for the
+// aggregation lock (plus a few µs). The same loop without a flush gives the
+// floor of the machine. Reported: stall-max-ns (during flushes),
+// floor-max-ns, and lock-hold-max-ns (the longest stretch a flush held the
+// lock, scheduling included).
+//
+//	go test -run '^$' -bench FlushStall -benchtime 5x ./connector/genaittftconnector
+func BenchmarkFlushStall(b *testing.B) {
+	cfg := defaultConfig()
+	cfg.MinSamples = 1
+	clock := clockwork.NewFakeClockAt(testStart)
+	c := newTestConnector(b, cfg, clock, consumertest.NewNop())
+	defer func() { _ = c.Shutdown(context.Background()) }()
+	reqs := make([]req, 5000)
+	for i := range reqs {
+		reqs[i] = with(gpt, func(r *req) { r.model = fmt.Sprintf("model-%05d", i) })
+	}
+	td := stampedTraces(reqs...)
+	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for slice := 0; slice < 24; slice++ {
+		for rep := 0; rep < 2; rep++ {
+			for i := 0; i < spans.Len(); i++ {
+				v := 1e-6
+				if (i+rep)%2 == 1 {
+					v = 3000
+				}
+				setTimes(spans.At(i), v, v, 1)
+			}
+			require.NoError(b, c.ConsumeTraces(context.Background(), td))
+		}
+		clock.Advance(time.Hour)
+	}
+	one := stampedTraces(reqs[:1]...)
+	longest := func(during func()) time.Duration {
+		stop, done := make(chan struct{}), make(chan time.Duration)
+		go func() {
+			var m time.Duration
+			for {
+				select {
+				case <-stop:
+					done <- m
+					return
+				default:
+				}
+				s := time.Now()
+				_ = c.ConsumeTraces(context.Background(), one)
+				m = max(m, time.Since(s))
+			}
+		}()
+		during()
+		close(stop)
+		return <-done
+	}
+	var stall, floor, hold time.Duration
+	var took time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		stall = max(stall, longest(func() {
+			s := time.Now()
+			c.flush(context.Background())
+			took = time.Since(s)
+			hold = max(hold, c.lastFlushHold)
+		}))
+		floor = max(floor, longest(func() { time.Sleep(took) }))
+	}
+	b.ReportMetric(float64(stall.Nanoseconds()), "stall-max-ns")
+	b.ReportMetric(float64(floor.Nanoseconds()), "floor-max-ns")
+	b.ReportMetric(float64(hold.Nanoseconds()), "lock-hold-max-ns")
+}
