@@ -131,9 +131,9 @@ func startMetricsSink(t *testing.T) (*metricsSink, string) {
 	return s, "http://" + l.Addr().String()
 }
 
-// eachPoint calls f with every data point's metric name, attributes and the
+// eachForgedPoint calls f with every data point's metric name, attributes and the
 // largest value it stands for (a histogram's max, a sum's or gauge's value).
-func eachPoint(md pmetric.Metrics, f func(name string, attrs pcommon.Map, v float64)) {
+func eachForgedPoint(md pmetric.Metrics, f func(name string, attrs pcommon.Map, v float64)) {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		sms := rms.At(i).ScopeMetrics()
@@ -233,7 +233,7 @@ service:
 			return fmt.Errorf("no metrics yet")
 		}
 		var n float64
-		eachPoint(m, func(name string, _ pcommon.Map, v float64) {
+		eachForgedPoint(m, func(name string, _ pcommon.Map, v float64) {
 			if name == "ttft.requests" {
 				n += v
 			}
@@ -245,7 +245,7 @@ service:
 		return nil
 	})
 
-	eachPoint(md, func(name string, attrs pcommon.Map, v float64) {
+	eachForgedPoint(md, func(name string, attrs pcommon.Map, v float64) {
 		model, _ := attrs.Get("gen_ai.request.model")
 		honest := model.Str() == "honest"
 		for k, val := range attrs.All() {
