@@ -502,7 +502,7 @@ func TestRouteFromConfiguredAttribute(t *testing.T) {
 func TestStampedSpansAreReadNotRederived(t *testing.T) {
 	td := traces(t, spanSpec{name: "chat", dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 100}})
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	stamped := record.Record{Outcome: record.OutcomeError, TimeToFirstContent: 0.5, HasTimeToFirstContent: true, MeasuredAt: record.MeasuredAtFirstContent, PromptBand: "<2k", Attempts: 1}
+	stamped := record.Record{Outcome: record.OutcomeError, TimeToFirstContent: 0.5, HasTimeToFirstContent: true, MeasuredAt: record.MeasuredAtFirstContent, PromptBand: "<2k", Attempts: 1, Observer: record.ObserverClient}
 	stamped.Write(span.Attributes())
 	recs, st := deriveAll(t, DefaultConfig(), td)
 	require.Len(t, recs, 1)
