@@ -166,7 +166,14 @@ func (r *Record) FirstContentSeen() bool {
 
 // Write stamps the record on attrs, overwriting earlier ttft.* values. The
 // target keys are written only when absent, so producers' values win.
+//
+// Over a record already stamped (one that failed validation and was derived
+// afresh), the old record's keys are removed first, so none of its forged
+// values outlives it on the span.
 func (r *Record) Write(attrs pcommon.Map) {
+	if Stamped(attrs) {
+		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
+	}
 	attrs.EnsureCapacity(attrs.Len() + 14)
 	putDouble(attrs, KeyTimeToFirstContent, r.TimeToFirstContent, r.HasTimeToFirstContent)
 	putDouble(attrs, KeyTimeToFirstChunk, r.TimeToFirstChunk, r.HasTimeToFirstChunk)
@@ -204,6 +211,18 @@ func (r *Record) Write(attrs pcommon.Map) {
 			attrs.PutStr(KeyModel, r.Model)
 		}
 	}
+}
+
+// isRecordKey reports whether k is written by Write from the record alone
+// (not the route or target, which may be the producer's own attributes).
+func isRecordKey(k string) bool {
+	switch k {
+	case KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,
+		KeyContentChunks, KeyOutcome, KeyPromptBand, KeyAttempts, KeyMeasuredAt, KeyObserver,
+		KeyPromptTokens, KeyCachedTokens, KeyOutputTokens, KeyStreamed, KeySource:
+		return true
+	}
+	return false
 }
 
 // Stamped reports whether attrs already carry a request record.

@@ -109,3 +109,16 @@ func merge(m map[string]any, k string, v any) map[string]any {
 	m[k] = v
 	return m
 }
+
+func TestWriteOverAStampedRecordRemovesItsKeys(t *testing.T) {
+	attrs := pcommon.NewMap()
+	attrs.PutStr(KeyRoute, "support")
+	forged := Record{Outcome: OutcomeComplete, PromptBand: "pwned", TimeToFirstContent: 1e12, HasTimeToFirstContent: true,
+		MaxChunkGap: 1e15, HasMaxChunkGap: true, Attempts: 7, Source: "forged"}
+	forged.Write(attrs)
+	fresh := Record{Outcome: OutcomeClosed, PromptBand: "unknown", Attempts: 1, Observer: ObserverClient}
+	fresh.Write(attrs)
+	assert.Equal(t, map[string]any{
+		KeyRoute: "support", KeyOutcome: OutcomeClosed, KeyPromptBand: "unknown", KeyAttempts: int64(1), KeyObserver: ObserverClient,
+	}, attrs.AsRaw())
+}

@@ -324,3 +324,29 @@ func TestUpstreamRecordKept(t *testing.T) {
 	assert.Equal(t, want, lr.Attributes().AsRaw())
 	require.NoError(t, lp.Shutdown(context.Background()))
 }
+
+func TestForgedUpstreamRecordIsDerivedAfreshAndCounted(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	td := ptrace.NewTraces()
+	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_800_000_000, 0)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_800_000_002, 0)))
+	a := span.Attributes()
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutInt("ttft_ms", 100)
+	(&record.Record{
+		Outcome: record.OutcomeComplete, PromptBand: "pwned", Attempts: 1, Observer: record.ObserverClient,
+		MeasuredAt: record.MeasuredAtFirstContent, TimeToFirstContent: 1e12, HasTimeToFirstContent: true,
+	}).Write(a)
+	p, sink := newTraces(t, createDefaultConfig(), tel)
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	got := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
+	band, _ := got.Get(record.KeyPromptBand)
+	assert.Equal(t, "unknown", band.Str(), "the forged band is replaced")
+	_, hasContent := got.Get(record.KeyTimeToFirstContent)
+	chunk, _ := got.Get(record.KeyTimeToFirstChunk)
+	assert.False(t, hasContent, "the forged 1e12 s is removed, not left beside the fresh record")
+	assert.InDelta(t, 0.1, chunk.Double(), 1e-9, "derived from the span's own ttft_ms")
+	assertSum(t, tel, "otelcol_processor_genai_ttft_invalid_records", map[string]string{"signal": "traces", "reason": "prompt_band"}, 1)
+}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
 
@@ -32,11 +33,13 @@ type telemetry struct {
 	nested   metric.Int64Counter
 	dropped  metric.Int64Counter
 	rejected metric.Int64Counter
+	invalid  metric.Int64Counter
 
 	// Options as one-element slices: passing a slice to Add's variadic
 	// parameter allocates nothing, a single option escapes per call.
 	signalOpts   [numSignals][]metric.AddOption
 	reasonOpts   [numSignals][derive.NumReasons][]metric.AddOption
+	invalidOpts  [numSignals][record.NumInvalid][]metric.AddOption
 	valueOpt     []metric.AddOption
 	eventOpt     []metric.AddOption
 	untrustedOpt []metric.AddOption
@@ -74,6 +77,15 @@ func newTelemetry(set component.TelemetrySettings, interval time.Duration) (*tel
 		metric.WithDescription("Evidence refused, by kind: value (unusable TTFT or token value), event (past max_events or outside the span) or untrusted_producer (a value named like a TTFT from a producer whose number is none, e.g. Bifrost's)."),
 		metric.WithUnit("{value}"))
 	err = errors.Join(err, e)
+	t.invalid, e = meter.Int64Counter("otelcol_processor_genai_ttft_invalid_records",
+		metric.WithDescription("Records stamped upstream that broke a bound or closed set of a derived record, by signal and reason; each was derived afresh and stamped anew."),
+		metric.WithUnit("{record}"))
+	err = errors.Join(err, e)
+	for s := range numSignals {
+		for r := range record.NumInvalid {
+			t.invalidOpts[s][r] = attrOpts(attribute.String("signal", signalNames[s]), attribute.String("reason", r.String()))
+		}
+	}
 	for s := range numSignals {
 		sig := attribute.String("signal", signalNames[s])
 		t.signalOpts[s] = attrOpts(sig)
@@ -99,6 +111,11 @@ func (t *telemetry) report(ctx context.Context, signal int, st *derive.Stats, dr
 	for r, n := range st.Skipped {
 		if n > 0 {
 			t.skipped.Add(ctx, n, t.reasonOpts[signal][r]...)
+		}
+	}
+	for r, n := range st.Invalid {
+		if n > 0 {
+			t.invalid.Add(ctx, n, t.invalidOpts[signal][r]...)
 		}
 	}
 	if st.Nested > 0 {
