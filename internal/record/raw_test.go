@@ -20,11 +20,11 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		MeasuredAt: MeasuredAtFirstContent, Observer: ObserverGateway, Route: "code-assist",
 		Provider: "anthropic", Model: "claude-sonnet-4-5", Source: "llm_gateway_log/infro_csv:ttft_ms",
 	}
-	// Every field but Reread (never written) is set, so a field added to the
-	// record without its raw writer fails here.
+	// Every field but Reread and Invalid (never written) is set, so a field
+	// added to the record without its raw writer fails here.
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {
-		if f := v.Type().Field(i); f.Name != "Reread" {
+		if f := v.Type().Field(i); f.Name != "Reread" && f.Name != "Invalid" {
 			assert.False(t, v.Field(i).IsZero(), "the full record leaves %s unset", f.Name)
 		}
 	}
@@ -32,11 +32,12 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		rec      Record
 		existing map[string]any
 	}{
-		"every field":                         {rec: full},
-		"nothing known":                       {rec: Record{Outcome: OutcomeError}},
-		"not streamed, zero attempts":         {rec: Record{Outcome: OutcomeComplete, StreamedKnown: true, Attempts: 0}},
-		"producer's target keys win":          {rec: full, existing: map[string]any{KeyProvider: "openai", KeyModel: "gpt-4.1", "log.file.name": "x.jsonl"}},
-		"earlier ttft values are overwritten": {rec: full, existing: map[string]any{KeyOutcome: "error", KeyAttempts: int64(7)}},
+		"every field":                          {rec: full},
+		"nothing known":                        {rec: Record{Outcome: OutcomeError}},
+		"not streamed, zero attempts":          {rec: Record{Outcome: OutcomeComplete, StreamedKnown: true, Attempts: 0}},
+		"producer's target keys win":           {rec: full, existing: map[string]any{KeyProvider: "openai", KeyModel: "gpt-4.1", "log.file.name": "x.jsonl"}},
+		"earlier ttft values are overwritten":  {rec: full, existing: map[string]any{KeyOutcome: "error", KeyAttempts: int64(7)}},
+		"an earlier record's keys are removed": {rec: Record{Outcome: OutcomeError}, existing: map[string]any{KeyOutcome: "complete", KeyTimeToFirstContent: 1e12, KeyRoute: "r"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := pcommon.NewMap()

@@ -219,7 +219,7 @@ func isRecordKey(k string) bool {
 	switch k {
 	case KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,
 		KeyContentChunks, KeyOutcome, KeyPromptBand, KeyAttempts, KeyMeasuredAt, KeyObserver,
-		KeyPromptTokens, KeyCachedTokens, KeyOutputTokens, KeyStreamed, KeySource:
+		KeyPromptTokens, KeyCachedTokens, KeyOutputTokens, KeyStreamed, KeySource, KeyFailedOver:
 		return true
 	}
 	return false
