@@ -29,7 +29,7 @@ const serviceInstanceIDKey = "service.instance.id"
 const logInterval = time.Minute
 
 // ttftConnector aggregates request records from traces and logs into the
-// metrics of DESIGN §6. One instance serves both signals of a configuration.
+// metrics of docs/architecture.md §6. One instance serves every signal of a configuration.
 type ttftConnector struct {
 	logger  *zap.Logger
 	cfg     *Config
