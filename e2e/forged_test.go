@@ -278,7 +278,7 @@ service:
 		want[c.reason]++
 	}
 	waitFor(t, col, 30*time.Second, "invalid_records counted by reason", func() error {
-		got, err := scrapeCounter(fmt.Sprintf("http://127.0.0.1:%d/metrics", telPort), "otelcol_genai_ttft_connector_invalid_records", "reason")
+		got, err := scrapeCounter(fmt.Sprintf("http://127.0.0.1:%d/metrics", telPort), "otelcol_connector_genai_ttft_invalid_records", "reason")
 		if err != nil {
 			return err
 		}

@@ -694,7 +694,7 @@ func waitForTotal(t *testing.T, f *fleet, want int, settle ...bool) (per [2]seri
 	return per, ref
 }
 
-var splitRe = regexp.MustCompile(`(?m)^otelcol_genai_ttft_connector_split_calls(?:_total)?\{([^}]*)\} ([0-9.e+]+)$`)
+var splitRe = regexp.MustCompile(`(?m)^otelcol_connector_genai_ttft_split_calls(?:_total)?\{([^}]*)\} ([0-9.e+]+)$`)
 
 // ownCounter sums an own-telemetry counter with part=<part> on a node.
 func ownSplit(t *testing.T, n *node, part string) float64 {

@@ -155,8 +155,8 @@ func TestCumulativeIncrements(t *testing.T) {
 	assert.Equal(t, 7.0, windowSamples(t, md, "fresh"))
 
 	assert.Equal(t, map[string]int64{pointBaseline: 4, pointWindowed: 5, pointUnchanged: 1, pointReset: 3, pointStale: 1},
-		sumByAttr(t, tel, "otelcol_genai_ttft_connector_histogram_points", "result"))
-	assert.Equal(t, map[string]int64{skipOutOfOrder: 1}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason"))
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_histogram_points", "result"))
+	assert.Equal(t, map[string]int64{skipOutOfOrder: 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 }
 
 func TestInitialValueKeepAndDelta(t *testing.T) {
@@ -251,9 +251,9 @@ func TestBadHistogramInput(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{
 		skipInvalidBounds: 3, skipInvalidBuckets: 3, skipTooManyBuckets: 1, skipNotHistogram: 1,
-	}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason"))
+	}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 	assert.Equal(t, map[string]int64{pointWindowed: 2, pointDownscaled: 1},
-		sumByAttr(t, tel, "otelcol_genai_ttft_connector_histogram_points", "result"))
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_histogram_points", "result"))
 }
 
 // TestHistogramLabelFlood: 1M distinct models (100k under -race or -short)
@@ -310,9 +310,9 @@ func TestHistogramLabelFlood(t *testing.T) {
 	assert.Equal(t, int64(cfg.Histograms.SourceSeriesLimit), counts[kindHistogramSources], "source states stop at source_series_limit")
 	assert.Less(t, mib(after)-mib(before), 128.0, "memory follows the limits, not the flood")
 
-	skipped := sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason")
+	skipped := sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")
 	assert.Equal(t, int64(flood/2-cfg.Histograms.SourceSeriesLimit), skipped[skipSourceSeriesLimit])
-	over := sumByAttr(t, tel, "otelcol_genai_ttft_connector_overflowed", "kind")
+	over := sumByAttr(t, tel, "otelcol_connector_genai_ttft_overflowed", "kind")
 	assert.Equal(t, int64(flood/2-(cfg.AggregationCardinalityLimit-1)), over["windows"])
 	md := flushNow(t, c, sink)
 	assert.Equal(t, 5.0, windowSamples(t, md, "normal"))

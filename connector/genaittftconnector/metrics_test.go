@@ -171,9 +171,9 @@ func TestBifrostExpositionRecommendations(t *testing.T) {
 	_, has := findMetric(md, "ttft.requests")
 	assert.False(t, has)
 
-	assert.Equal(t, map[string]int64{"metrics": 15 * 2000}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records", "signal"))
-	assert.Equal(t, map[string]int64{pointBaseline: 15, pointWindowed: 15}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_histogram_points", "result"))
-	skipped := sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason")
+	assert.Equal(t, map[string]int64{"metrics": 15 * 2000}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records", "signal"))
+	assert.Equal(t, map[string]int64{pointBaseline: 15, pointWindowed: 15}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_histogram_points", "result"))
+	skipped := sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")
 	assert.Positive(t, skipped[skipNotTTFTMetric], "every other metric of the exposition is counted, not aggregated")
 }
 

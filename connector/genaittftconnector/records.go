@@ -466,7 +466,7 @@ func newRecordsTelemetry(set component.TelemetrySettings) (*recordsTelemetry, er
 	}
 	meter := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &recordsTelemetry{reread: reread, traces: metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", "traces")))}
-	t.emitted, err = meter.Int64Counter("otelcol_genai_ttft_connector_records_emitted",
+	t.emitted, err = meter.Int64Counter("otelcol_connector_genai_ttft_records_emitted",
 		metric.WithDescription("Request records sent on as log records by the traces-to-logs output."), metric.WithUnit("{record}"))
 	if err != nil {
 		return nil, err
@@ -493,7 +493,7 @@ func (t *recordsTelemetry) report(ctx context.Context, reread, emitted int64, sp
 }
 
 func newSplitCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
-	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_genai_ttft_connector_split_calls",
+	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_connector_genai_ttft_split_calls",
 		metric.WithDescription("Calls seen in more than one batch, by the part that came later (inner, outer, repeat); that part was not emitted or aggregated again."),
 		metric.WithUnit("{call}"))
 }
@@ -501,7 +501,7 @@ func newSplitCounter(set component.TelemetrySettings) (metric.Int64Counter, erro
 // newRereadCounter counts records that arrived already derived, with their
 // nested spans already folded upstream, and were read back, not derived.
 func newRereadCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
-	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_genai_ttft_connector_records_reread",
+	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_connector_genai_ttft_records_reread",
 		metric.WithDescription("Request records that arrived already derived (nested spans folded upstream) and were read back, not derived here."),
 		metric.WithUnit("{record}"))
 }

@@ -181,8 +181,8 @@ func TestRecordsSplitCalls(t *testing.T) {
 			require.NoError(t, c.ConsumeTraces(context.Background(), td1))
 			require.NoError(t, c.ConsumeTraces(context.Background(), td2))
 			assert.Len(t, logRecords(sink), 1)
-			assert.Equal(t, map[string]int64{tc.part: 1}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_split_calls", "part"))
-			assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records_emitted", "signal"))
+			assert.Equal(t, map[string]int64{tc.part: 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
+			assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_emitted", "signal"))
 		})
 	}
 }
@@ -209,7 +209,7 @@ func TestRecordsNeverFoldAcrossResources(t *testing.T) {
 				require.NoError(t, c.ConsumeTraces(context.Background(), td))
 			}
 			assert.Len(t, logRecords(sink), 2)
-			_, err := tel.GetMetric("otelcol_genai_ttft_connector_split_calls")
+			_, err := tel.GetMetric("otelcol_connector_genai_ttft_split_calls")
 			assert.Error(t, err, "nothing split")
 		})
 	}
@@ -328,7 +328,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 			require.NoError(t, pmetrictest.CompareMetrics(want, sink.AllMetrics()[0], compareOpts...))
 
 			if dir == "stamped_spans" {
-				assert.Positive(t, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records_reread", "signal")["traces"])
+				assert.Positive(t, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_reread", "signal")["traces"])
 			}
 		})
 	}
@@ -416,8 +416,8 @@ func TestAggregatorDropsRepeatedRecords(t *testing.T) {
 		total += p.value
 	}
 	assert.Equal(t, 4.0, total, "two calls once each, the gateway record twice")
-	assert.Equal(t, map[string]int64{"repeat": 4}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_split_calls", "part"))
-	assert.Equal(t, map[string]int64{"logs": 8}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records_reread", "signal"))
+	assert.Equal(t, map[string]int64{"repeat": 4}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
+	assert.Equal(t, map[string]int64{"logs": 8}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_reread", "signal"))
 }
 
 // BenchmarkCallMemory is what remembering costs per call: one lookup of the

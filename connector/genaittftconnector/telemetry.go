@@ -34,30 +34,30 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 	meter := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{}
 	var err, e error
-	t.records, e = meter.Int64Counter("otelcol_genai_ttft_connector_records",
+	t.records, e = meter.Int64Counter("otelcol_connector_genai_ttft_records",
 		metric.WithDescription("Request records aggregated into series."), metric.WithUnit("{record}"))
 	err = errors.Join(err, e)
-	t.skipped, e = meter.Int64Counter("otelcol_genai_ttft_connector_skipped",
+	t.skipped, e = meter.Int64Counter("otelcol_connector_genai_ttft_skipped",
 		metric.WithDescription("Spans or log records not aggregated, by reason."), metric.WithUnit("{record}"))
 	err = errors.Join(err, e)
-	t.overflowed, e = meter.Int64Counter("otelcol_genai_ttft_connector_overflowed",
+	t.overflowed, e = meter.Int64Counter("otelcol_connector_genai_ttft_overflowed",
 		metric.WithDescription("Records that landed in an overflow series (windows: were not windowed) because aggregation_cardinality_limit was reached."),
 		metric.WithUnit("{record}"))
 	err = errors.Join(err, e)
-	t.series, e = meter.Int64Gauge("otelcol_genai_ttft_connector_series",
+	t.series, e = meter.Int64Gauge("otelcol_connector_genai_ttft_series",
 		metric.WithDescription("Series held in memory at the last flush, by kind."), metric.WithUnit("{series}"))
 	err = errors.Join(err, e)
-	t.rateLimited, e = meter.Int64Counter("otelcol_genai_ttft_connector_logs_rate_limited",
+	t.rateLimited, e = meter.Int64Counter("otelcol_connector_genai_ttft_logs_rate_limited",
 		metric.WithDescription("Warnings suppressed by the log rate limit."), metric.WithUnit("{log}"))
 	err = errors.Join(err, e)
-	t.histPoints, e = meter.Int64Counter("otelcol_genai_ttft_connector_histogram_points",
+	t.histPoints, e = meter.Int64Counter("otelcol_connector_genai_ttft_histogram_points",
 		metric.WithDescription("Recognised TTFT histogram data points that were read, by result."), metric.WithUnit("{point}"))
 	err = errors.Join(err, e)
-	t.invalid, e = meter.Int64Counter("otelcol_genai_ttft_connector_invalid_records",
+	t.invalid, e = meter.Int64Counter("otelcol_connector_genai_ttft_invalid_records",
 		metric.WithDescription("Records read back from ttft.* attributes that broke a bound or closed set, by reason; each was derived afresh from its own evidence, never aggregated as is."),
 		metric.WithUnit("{record}"))
 	err = errors.Join(err, e)
-	t.outOfRange, e = meter.Int64Counter("otelcol_genai_ttft_connector_window_values_out_of_range",
+	t.outOfRange, e = meter.Int64Counter("otelcol_connector_genai_ttft_window_values_out_of_range",
 		metric.WithDescription("Window samples outside the range the windows resolve to 1% (below 1 ns or more than 32 octaves under the slice's largest value): folded into the lowest bucket."),
 		metric.WithUnit("{value}"))
 	err = errors.Join(err, e)

@@ -71,13 +71,13 @@ func TestOwnTelemetry(t *testing.T) {
 	require.NoError(t, c.ConsumeTraces(ctx, td)) // the second overflow warning is rate-limited
 	c.flush(ctx)
 
-	assert.Equal(t, map[string]int64{"traces": 6}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_records", "signal"))
+	assert.Equal(t, map[string]int64{"traces": 6}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records", "signal"))
 	assert.Equal(t, map[string]int64{"not_streamed": 2, "not_genai": 2, "nested": 2},
-		sumByAttr(t, tel, "otelcol_genai_ttft_connector_skipped", "reason"))
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 	assert.Equal(t, map[string]int64{"histograms": 2, "requests": 2, "windows": 2},
-		sumByAttr(t, tel, "otelcol_genai_ttft_connector_overflowed", "kind"))
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_overflowed", "kind"))
 	assert.Equal(t, map[string]int64{"histograms": 3, "requests": 3, "windows": 2, "histogram_sources": 0},
-		sumByAttr(t, tel, "otelcol_genai_ttft_connector_series", "kind"))
-	assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_genai_ttft_connector_logs_rate_limited", "none"))
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_series", "kind"))
+	assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_logs_rate_limited", "none"))
 	assert.Equal(t, 1, logs.FilterMessageSnippet("aggregation_cardinality_limit reached").Len())
 }
