@@ -205,11 +205,17 @@ func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) err
 func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var st batchStats
 	p := c.takePending()
-	ds := c.deriver.Logs(ld, func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
-		if c.repeats.seenBefore(ctx, rec, lr) { // records.go
-			return
-		}
+	add := func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
 		p.items = append(p.items, derived{rec: *rec, attrs: lr.Attributes(), res: res.Attributes()})
+	}
+	ds := c.deriver.LogsWith(ld, derive.LogVisitor{
+		Record: add,
+		Reread: func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
+			if c.repeats.seenBefore(ctx, lr) { // records.go: a record read back names its call
+				return
+			}
+			add(res, lr, rec)
+		},
 	})
 	c.aggregate(p, &st)
 	c.finishBatch(ctx, "logs", &ds, &st)

@@ -432,8 +432,8 @@ func newRepeatFilter(set component.TelemetrySettings, cfg RecordsConfig, clock c
 // seenBefore reports whether this record was aggregated before; a record
 // seen again is remembered afresh, so retries that go on for longer than
 // records::remember_for are still caught.
-func (f *repeatFilter) seenBefore(ctx context.Context, rec *record.Record, lr plog.LogRecord) bool {
-	if f == nil || !rec.Reread || lr.SpanID().IsEmpty() {
+func (f *repeatFilter) seenBefore(ctx context.Context, lr plog.LogRecord) bool {
+	if f == nil || lr.SpanID().IsEmpty() {
 		return false
 	}
 	k := callKey{lr.TraceID(), lr.SpanID()}

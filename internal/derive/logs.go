@@ -23,6 +23,28 @@ const (
 // the span is the call. The clock is the gateway's unless a SERVER-side
 // attribute says otherwise.
 func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)) Stats {
+	return d.LogsWith(ld, LogVisitor{Record: visit})
+}
+
+// LogVisitor receives what Logs derives.
+type LogVisitor struct {
+	// Record is called once per request record; rec is only valid during
+	// the call.
+	Record func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)
+	// Reread, when set, is called instead of Record for a record read back
+	// from ttft.* attributes stamped upstream (and valid), not derived here.
+	Reread func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)
+}
+
+func (v *LogVisitor) reread() func(pcommon.Resource, plog.LogRecord, *record.Record) {
+	if v.Reread != nil {
+		return v.Reread
+	}
+	return v.Record
+}
+
+// LogsWith is Logs with a visitor that tells read-back records apart.
+func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 	var st Stats
 	sc := d.acquire()
 	defer d.release(sc)
@@ -39,9 +61,9 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
-				switch record.Inspect(lr.Attributes(), &sc.rec) {
+				switch state, why := record.Inspect(lr.Attributes(), &sc.rec); state {
 				case record.StateInvalid:
-					st.Invalid[sc.rec.Invalid]++ // derived afresh below
+					st.Invalid[why]++ // derived afresh below
 				case record.StateNested:
 					// Only spans are folded; a marker here is foreign: skip it
 					// like a nested span rather than count a call twice.
@@ -54,8 +76,7 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 					}
 					st.Reread++
 					st.Records++
-					sc.rec.Reread = true
-					if visit != nil {
+					if visit := v.reread(); visit != nil {
 						visit(res, lr, &sc.rec)
 					}
 					continue
@@ -91,8 +112,8 @@ func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.Lo
 				} else {
 					st.Skipped[reason]++
 				}
-				if visit != nil {
-					visit(res, lr, rec)
+				if v.Record != nil {
+					v.Record(res, lr, rec)
 				}
 			}
 		}

@@ -504,15 +504,24 @@ func TestStampedSpansAreReadNotRederived(t *testing.T) {
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
 	stamped := record.Record{Outcome: record.OutcomeError, TimeToFirstContent: 0.5, HasTimeToFirstContent: true, MeasuredAt: record.MeasuredAtFirstContent, PromptBand: "<2k", Attempts: 1, Observer: record.ObserverClient}
 	stamped.Write(span.Attributes())
-	recs, st := deriveAll(t, DefaultConfig(), td)
-	require.Len(t, recs, 1)
-	assert.Equal(t, record.OutcomeError, recs[0].Outcome)
-	assert.InDelta(t, 0.5, recs[0].TimeToFirstContent, 1e-9)
-	assert.True(t, recs[0].Reread)
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	var reread, derived []record.Record
+	v := TraceVisitor{
+		Record: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { derived = append(derived, *rec) },
+		Reread: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { reread = append(reread, *rec) },
+	}
+	st := d.TracesWith(td, v)
+	require.Len(t, reread, 1, "read back, not derived")
+	assert.Empty(t, derived)
+	assert.Equal(t, record.OutcomeError, reread[0].Outcome)
+	assert.InDelta(t, 0.5, reread[0].TimeToFirstContent, 1e-9)
 	assert.Equal(t, int64(1), st.Reread)
 
-	derived := deriveOne(t, spanSpec{name: "chat", dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 100}})
-	assert.False(t, derived.Reread)
+	reread = nil
+	d.TracesWith(traces(t, spanSpec{name: "chat", dur: time.Second, attrs: map[string]any{"gen_ai.operation.name": "chat", "ttft_ms": 100}}), v)
+	assert.Empty(t, reread, "an unstamped span is derived")
+	assert.Len(t, derived, 1)
 }
 
 func TestNestedMarkedSpansAreSkipped(t *testing.T) {

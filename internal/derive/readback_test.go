@@ -85,13 +85,17 @@ func TestForgedRecordsAreDerivedAfreshAndCounted(t *testing.T) {
 			td := ptrace.NewTraces()
 			forgedSpan(td, c.stamp)
 			var recs []record.Record
-			st := d.Traces(td, func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { recs = append(recs, *rec) })
+			reread := false
+			st := d.TracesWith(td, TraceVisitor{
+				Record: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { recs = append(recs, *rec) },
+				Reread: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { recs, reread = append(recs, *rec), true },
+			})
 			assert.Equal(t, int64(1), st.Invalid[c.want], "counted as %s: %+v", c.want, st.Invalid)
 			assert.Zero(t, st.Reread)
 			require.Len(t, recs, 1)
 			// The span's own evidence: a content chunk 0.5 s into a 2 s request.
 			r := recs[0]
-			assert.False(t, r.Reread)
+			assert.False(t, reread)
 			assert.Equal(t, 0.5, r.TimeToFirstContent)
 			assert.Equal(t, 2.0, r.Duration)
 			assert.Equal(t, record.ObserverClient, r.Observer)
@@ -205,6 +209,7 @@ func FuzzReadBack(f *testing.F) {
 			a.PutInt(record.KeyPromptTokens, tokens)
 		}
 		var visited []record.Record
+		var reread bool
 		var stampedValid bool
 		var st Stats
 		if asLog {
@@ -216,14 +221,22 @@ func FuzzReadBack(f *testing.F) {
 			a.PutInt("ttft_ms", 400)
 			stamp(a)
 			var r record.Record
-			stampedValid = record.Inspect(a, &r) == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
-			st = d.Logs(ld, func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { visited = append(visited, *rec) })
+			state, _ := record.Inspect(a, &r)
+			stampedValid = state == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
+			st = d.LogsWith(ld, LogVisitor{
+				Record: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { visited = append(visited, *rec) },
+				Reread: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { visited, reread = append(visited, *rec), true },
+			})
 		} else {
 			td := ptrace.NewTraces()
 			span := forgedSpan(td, stamp)
 			var r record.Record
-			stampedValid = record.Inspect(span.Attributes(), &r) == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
-			st = d.Traces(td, func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { visited = append(visited, *rec) })
+			state, _ := record.Inspect(span.Attributes(), &r)
+			stampedValid = state == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
+			st = d.TracesWith(td, TraceVisitor{
+				Record: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { visited = append(visited, *rec) },
+				Reread: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { visited, reread = append(visited, *rec), true },
+			})
 		}
 		if len(visited) != 1 {
 			t.Fatalf("%d records for one call: %+v", len(visited), st)
@@ -232,8 +245,8 @@ func FuzzReadBack(f *testing.F) {
 		if why := record.Validate(rec, &d.limits); why != record.Valid {
 			t.Fatalf("a record handed on breaks %s: %+v", why, rec)
 		}
-		if rec.Reread != stampedValid {
-			t.Fatalf("read back as is: %v, but the stamp validates: %v (%+v)", rec.Reread, stampedValid, rec)
+		if reread != stampedValid {
+			t.Fatalf("read back as is: %v, but the stamp validates: %v (%+v)", reread, stampedValid, rec)
 		}
 		var invalid int64
 		for _, n := range st.Invalid {

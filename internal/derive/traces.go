@@ -14,6 +14,9 @@ type TraceVisitor struct {
 	// Record is called once per record-carrying span; rec is only valid
 	// during the call.
 	Record func(res pcommon.Resource, span ptrace.Span, rec *record.Record)
+	// Reread, when set, is called instead of Record for a record read back
+	// from ttft.* attributes stamped upstream (and valid), not derived here.
+	Reread func(res pcommon.Resource, span ptrace.Span, rec *record.Record)
 	// Nested, when set, is called once per GenAI span whose evidence was
 	// folded into the record of an enclosing span (outer is that span's id).
 	Nested func(res pcommon.Resource, span ptrace.Span, outer pcommon.SpanID)
@@ -27,6 +30,13 @@ type TraceVisitor struct {
 // record-carrying span; rec is only valid during the call.
 func (d *Deriver) Traces(td ptrace.Traces, visit func(res pcommon.Resource, span ptrace.Span, rec *record.Record)) Stats {
 	return d.TracesWith(td, TraceVisitor{Record: visit})
+}
+
+func (v *TraceVisitor) reread() func(pcommon.Resource, ptrace.Span, *record.Record) {
+	if v.Reread != nil {
+		return v.Reread
+	}
+	return v.Record
 }
 
 // entry is one GenAI call span of the batch.
@@ -247,12 +257,12 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				if !siReady {
 					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
 				}
-				switch record.Inspect(span.Attributes(), &sc.rec) {
+				switch state, why := record.Inspect(span.Attributes(), &sc.rec); state {
 				case record.StateNested:
 					st.Nested++
 					continue
 				case record.StateInvalid:
-					st.Invalid[sc.rec.Invalid]++ // derived afresh below
+					st.Invalid[why]++ // derived afresh below
 				case record.StateStamped:
 					if why := record.Validate(&sc.rec, &d.limits); why != record.Valid {
 						st.Invalid[why]++ // derived afresh below, never aggregated as is
@@ -260,9 +270,8 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					}
 					st.Reread++
 					st.Records++
-					sc.rec.Reread = true
-					if v.Record != nil {
-						v.Record(res, span, &sc.rec)
+					if visit := v.reread(); visit != nil {
+						visit(res, span, &sc.rec)
 					}
 					continue
 				}

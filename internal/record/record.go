@@ -124,14 +124,6 @@ type Record struct {
 	Model      string
 	// Source names the evidence the TTFT came from (attribute or event name).
 	Source string
-
-	// Reread is set by the derivation when the record was read back from
-	// ttft.* attributes already on the span or log record (stamped
-	// upstream), not derived from it. It is never written.
-	Reread bool
-	// Invalid is why Inspect found the record unusable (StateInvalid). It
-	// is never written.
-	Invalid Invalid
 }
 
 // TTFT returns the best time to first token the record offers: first content
@@ -247,7 +239,8 @@ func Read(attrs pcommon.Map) (r Record, ok bool) {
 
 // ReadInto is Read into caller-owned storage (so hot paths reuse one Record).
 func ReadInto(attrs pcommon.Map, r *Record) bool {
-	return Inspect(attrs, r) == StateStamped
+	st, _ := Inspect(attrs, r)
+	return st == StateStamped
 }
 
 // State is what Inspect found on a span or log record.
@@ -265,9 +258,9 @@ const (
 )
 
 // Inspect reads attrs in one pass and says whether they carry a record, an
-// unusable one, a nested marker, or nothing. A span carries dozens of
+// unusable one (and why), a nested marker, or nothing. A span carries dozens of
 // attributes: one lookup per record key would scan them all ~20 times.
-func Inspect(attrs pcommon.Map, r *Record) State {
+func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 	*r = Record{Attempts: 1}
 	bad, hasOutcome, nested := Valid, false, false
 	fail := func(why Invalid) {
@@ -368,14 +361,13 @@ func Inspect(attrs pcommon.Map, r *Record) State {
 	}
 	switch {
 	case nested:
-		return StateNested
+		return StateNested, Valid
 	case !hasOutcome:
-		return StateNone
+		return StateNone, Valid
 	case bad != Valid:
-		r.Invalid = bad
-		return StateInvalid
+		return StateInvalid, bad
 	}
-	return StateStamped
+	return StateStamped, Valid
 }
 
 func readTime(v pcommon.Value, dst *float64, has *bool) bool {

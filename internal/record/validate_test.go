@@ -94,8 +94,9 @@ func TestInspectNamesWhyARecordIsUnreadable(t *testing.T) {
 		attrs := pcommonMap(&r)
 		_ = attrs.FromRaw(merge(attrs.AsRaw(), c.key, c.val))
 		var got Record
-		assert.Equal(t, StateInvalid, Inspect(attrs, &got), c.key)
-		assert.Equal(t, c.want, got.Invalid, c.key)
+		state, why := Inspect(attrs, &got)
+		assert.Equal(t, StateInvalid, state, c.key)
+		assert.Equal(t, c.want, why, c.key)
 	}
 }
 

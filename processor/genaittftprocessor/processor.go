@@ -20,7 +20,7 @@ type ttftProcessor struct {
 
 	// Built once: method values would allocate per batch.
 	traceVisitor derive.TraceVisitor
-	logVisitor   func(pcommon.Resource, plog.LogRecord, *record.Record)
+	logVisitor   derive.LogVisitor
 	isChunk      func(ptrace.SpanEvent) bool
 }
 
@@ -34,8 +34,9 @@ func newProcessor(set processor.Settings, cfg *Config) (*ttftProcessor, error) {
 		return nil, fmt.Errorf("genai_ttft: own telemetry: %w", err)
 	}
 	p := &ttftProcessor{deriver: d, dropChunk: cfg.DropChunkEvents, tel: tel}
-	p.traceVisitor = derive.TraceVisitor{Record: p.stampSpan, Nested: p.markNested}
-	p.logVisitor = p.stampLog
+	// Records read back (stamped upstream) are kept as they are.
+	p.traceVisitor = derive.TraceVisitor{Record: p.stampSpan, Reread: keepSpan, Nested: p.markNested}
+	p.logVisitor = derive.LogVisitor{Record: p.stampLog, Reread: keepLog}
 	p.isChunk = func(ev ptrace.SpanEvent) bool { return derive.IsChunkEvent(ev.Name()) }
 	return p, nil
 }
@@ -53,6 +54,9 @@ func (p *ttftProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 				p.stampSpan(res, span, rec)
 				bs.dropped += p.dropChunkEvents(span)
 			},
+			Reread: func(_ pcommon.Resource, span ptrace.Span, _ *record.Record) {
+				bs.dropped += p.dropChunkEvents(span)
+			},
 			Nested: func(res pcommon.Resource, span ptrace.Span, outer pcommon.SpanID) {
 				p.markNested(res, span, outer)
 				bs.dropped += p.dropChunkEvents(span)
@@ -65,26 +69,23 @@ func (p *ttftProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 }
 
 func (p *ttftProcessor) processLogs(ctx context.Context, ld plog.Logs) (plog.Logs, error) {
-	st := p.deriver.Logs(ld, p.logVisitor)
+	st := p.deriver.LogsWith(ld, p.logVisitor)
 	p.tel.report(ctx, signalLogs, &st, 0)
 	return ld, nil
 }
 
 func (p *ttftProcessor) stampSpan(_ pcommon.Resource, span ptrace.Span, rec *record.Record) {
-	if rec.Reread {
-		return // derived upstream; keep it as it is
-	}
 	rec.Write(span.Attributes())
 }
+
+func keepSpan(pcommon.Resource, ptrace.Span, *record.Record)   {}
+func keepLog(pcommon.Resource, plog.LogRecord, *record.Record) {}
 
 func (p *ttftProcessor) markNested(_ pcommon.Resource, span ptrace.Span, outer pcommon.SpanID) {
 	span.Attributes().PutStr(record.KeyNestedIn, outer.String())
 }
 
 func (p *ttftProcessor) stampLog(_ pcommon.Resource, lr plog.LogRecord, rec *record.Record) {
-	if rec.Reread {
-		return
-	}
 	rec.Write(lr.Attributes())
 }
 
