@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // BenchmarkObserve isolates the aggregator from derivation: records are
@@ -15,7 +16,7 @@ func BenchmarkObserve(b *testing.B) {
 	spans := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
 	recs := make([]record.Record, spans.Len())
 	for i := range recs {
-		recs[i], _ = record.Read(spans.At(i).Attributes())
+		recs[i], _ = recordtest.Read(spans.At(i).Attributes())
 	}
 	a, err := newAggregator(defaultConfig(), testInstanceID)
 	if err != nil {
@@ -36,7 +37,7 @@ func BenchmarkRecordRead(b *testing.B) {
 	attrs := corpus(1, 1, 42).ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ok := record.Read(attrs); !ok {
+		if _, ok := recordtest.Read(attrs); !ok {
 			b.Fatal("unreadable")
 		}
 	}
@@ -60,11 +61,11 @@ func BenchmarkConsumeReusedRecord(b *testing.B) {
 	for b.Loop() {
 		for i := 0; i < spans.Len(); i++ {
 			attrs := spans.At(i).Attributes()
-			if record.Nested(attrs) || !record.Stamped(attrs) {
+			if recordtest.Nested(attrs) || !recordtest.Stamped(attrs) {
 				continue
 			}
 			var ok bool
-			if *rec, ok = record.Read(attrs); ok {
+			if *rec, ok = recordtest.Read(attrs); ok {
 				a.observe(rec, attrs, res, testStart, &st)
 			}
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // newRecordsConnector builds the traces→logs output with a fake clock and
@@ -122,7 +123,7 @@ func TestRecordsOneLogRecordPerCall(t *testing.T) {
 	assert.Equal(t, RecordEventName, outer.EventName())
 	assert.Equal(t, pcommon.SpanID{1, 1}, outer.SpanID(), "the outer span carries the call")
 	assert.Equal(t, pcommon.TraceID{1, 1}, outer.TraceID())
-	rec, ok := record.Read(outer.Attributes())
+	rec, ok := recordtest.Read(outer.Attributes())
 	require.True(t, ok)
 	assert.InDelta(t, 0.8, rec.TimeToFirstContent, 1e-9, "the inner span's evidence")
 	assert.Equal(t, record.MeasuredAtFirstContent, rec.MeasuredAt)

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // checkRecord asserts what every derived record must satisfy, whatever the
@@ -62,7 +63,7 @@ func checkRecord(t *testing.T, cfg Config, rec *record.Record) {
 	// What the processor writes must read back.
 	attrs := pcommon.NewMap()
 	rec.Write(attrs)
-	back, ok := record.Read(attrs)
+	back, ok := recordtest.Read(attrs)
 	if !ok {
 		t.Fatalf("stamped record does not read back: %+v", rec)
 	}

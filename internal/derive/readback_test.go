@@ -225,7 +225,9 @@ func FuzzReadBack(f *testing.F) {
 			stampedValid = state == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
 			st = d.LogsWith(ld, LogVisitor{
 				Record: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { visited = append(visited, *rec) },
-				Reread: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) { visited, reread = append(visited, *rec), true },
+				Reread: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) {
+					visited, reread = append(visited, *rec), true
+				},
 			})
 		} else {
 			td := ptrace.NewTraces()
@@ -235,7 +237,9 @@ func FuzzReadBack(f *testing.F) {
 			stampedValid = state == record.StateStamped && record.Validate(&r, &d.limits) == record.Valid
 			st = d.TracesWith(td, TraceVisitor{
 				Record: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { visited = append(visited, *rec) },
-				Reread: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { visited, reread = append(visited, *rec), true },
+				Reread: func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) {
+					visited, reread = append(visited, *rec), true
+				},
 			})
 		}
 		if len(visited) != 1 {

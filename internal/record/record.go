@@ -54,12 +54,6 @@ const (
 	OutcomeTimeoutDeadline   = "timeout_deadline"
 )
 
-// Outcomes lists every valid outcome.
-var Outcomes = []string{
-	OutcomeComplete, OutcomeError, OutcomeClosed,
-	OutcomeTimeoutFirstToken, OutcomeTimeoutIdle, OutcomeTimeoutDeadline,
-}
-
 // ValidOutcome reports whether s is one of the six outcomes.
 func ValidOutcome(s string) bool {
 	switch s {
@@ -163,7 +157,7 @@ func (r *Record) FirstContentSeen() bool {
 // afresh), the old record's keys are removed first, so none of its forged
 // values outlives it on the span.
 func (r *Record) Write(attrs pcommon.Map) {
-	if Stamped(attrs) {
+	if _, stamped := attrs.Get(KeyOutcome); stamped {
 		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
 	}
 	attrs.EnsureCapacity(attrs.Len() + 14)
@@ -215,32 +209,6 @@ func isRecordKey(k string) bool {
 		return true
 	}
 	return false
-}
-
-// Stamped reports whether attrs already carry a request record.
-func Stamped(attrs pcommon.Map) bool {
-	_, ok := attrs.Get(KeyOutcome)
-	return ok
-}
-
-// Nested reports whether attrs mark a span folded into another span's record.
-func Nested(attrs pcommon.Map) bool {
-	_, ok := attrs.Get(KeyNestedIn)
-	return ok
-}
-
-// Read parses a stamped record back from attrs. ok is false when attrs carry
-// no record or its values are unusable (wrong types, non-finite or negative
-// times, unknown outcome); such a record must be skipped, not guessed.
-func Read(attrs pcommon.Map) (r Record, ok bool) {
-	ok = ReadInto(attrs, &r)
-	return r, ok
-}
-
-// ReadInto is Read into caller-owned storage (so hot paths reuse one Record).
-func ReadInto(attrs pcommon.Map, r *Record) bool {
-	st, _ := Inspect(attrs, r)
-	return st == StateStamped
 }
 
 // State is what Inspect found on a span or log record.

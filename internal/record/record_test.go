@@ -32,9 +32,11 @@ func TestWriteThenReadRoundTrips(t *testing.T) {
 	attrs := pcommon.NewMap()
 	attrs.PutStr("unrelated", "x")
 	in.Write(attrs)
-	require.True(t, Stamped(attrs))
-	out, ok := Read(attrs)
-	require.True(t, ok)
+	_, stamped := attrs.Get(KeyOutcome)
+	require.True(t, stamped)
+	var out Record
+	state, _ := Inspect(attrs, &out)
+	require.Equal(t, StateStamped, state)
 	assert.Equal(t, in, out)
 }
 
@@ -76,7 +78,7 @@ func TestReadRejectsUnusableRecords(t *testing.T) {
 			r := fullRecord()
 			r.Write(attrs)
 			tc.set(attrs)
-			_, ok := Read(attrs)
+			_, ok := read(attrs)
 			assert.False(t, ok)
 		})
 	}
@@ -87,7 +89,7 @@ func TestReadAcceptsIntegerTimes(t *testing.T) {
 	attrs.PutStr(KeyOutcome, OutcomeComplete)
 	attrs.PutInt(KeyTimeToFirstContent, 2)
 	attrs.PutInt(KeyAttempts, 3)
-	r, ok := Read(attrs)
+	r, ok := read(attrs)
 	require.True(t, ok)
 	assert.Equal(t, 2.0, r.TimeToFirstContent)
 	assert.Equal(t, int64(3), r.Attempts)
@@ -106,7 +108,7 @@ func TestTTFTPrefersFirstContentAndNeverUsesAnUnlabelledChunk(t *testing.T) {
 	assert.Equal(t, 0.3, v)
 }
 
-func BenchmarkReadInto(b *testing.B) {
+func BenchmarkInspect(b *testing.B) {
 	attrs := pcommon.NewMap()
 	for _, k := range []string{"gen_ai.operation.name", "gen_ai.system", "server.address", "http.route", "gen_ai.response.id", "gen_ai.response.model"} {
 		attrs.PutStr(k, "v")
@@ -116,7 +118,7 @@ func BenchmarkReadInto(b *testing.B) {
 	var out Record
 	b.ReportAllocs()
 	for b.Loop() {
-		ReadInto(attrs, &out)
+		Inspect(attrs, &out)
 	}
 }
 
@@ -163,4 +165,10 @@ func TestInspectTellsTheFourStatesApart(t *testing.T) {
 			assert.Equal(t, tc.want, state)
 		})
 	}
+}
+
+// read is Inspect for a stamped record.
+func read(attrs pcommon.Map) (r Record, ok bool) {
+	state, _ := Inspect(attrs, &r)
+	return r, state == StateStamped
 }

@@ -54,7 +54,7 @@ func TestSnapshotIntoDoesNotAllocateOnceGrown(t *testing.T) {
 	allocs := testing.AllocsPerRun(20, func() {
 		w.SnapshotInto(&snap, end)
 		for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
-			snap.Quantile(q, true)
+			snap.QuantileMin(q, 0, true)
 		}
 	})
 	if allocs != 0 {
@@ -108,7 +108,7 @@ func BenchmarkSnapshotAnd4Quantiles(b *testing.B) {
 		for b.Loop() {
 			w.SnapshotInto(&snap, end)
 			for _, q := range qs {
-				snap.Quantile(q, true)
+				snap.QuantileMin(q, 0, true)
 			}
 		}
 	})
@@ -118,7 +118,7 @@ func BenchmarkSnapshotAnd4Quantiles(b *testing.B) {
 		for b.Loop() {
 			snap := w.Snapshot(end)
 			for _, q := range qs {
-				snap.Quantile(q, true)
+				snap.QuantileMin(q, 0, true)
 			}
 		}
 	})

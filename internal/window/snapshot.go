@@ -33,9 +33,8 @@ func (s Status) String() string {
 
 // Snapshot is the merged view of a window's live slices at one instant.
 type Snapshot struct {
-	ok         *quantile.Sketch
-	censored   *quantile.Sketch
-	minSamples int
+	ok       *quantile.Sketch
+	censored *quantile.Sketch
 }
 
 // Samples is the number of successful samples in the window.
@@ -73,12 +72,6 @@ func MinSamples(q float64, minSamples int) uint64 {
 		return math.MaxUint64
 	}
 	return max(n, uint64(g))
-}
-
-// Quantile estimates the q-quantile of the true distribution, gated by the window's
-// min_samples (SetMinSamples). See QuantileMin.
-func (s *Snapshot) Quantile(q float64, censoring bool) (float64, Status) {
-	return s.QuantileMin(q, s.minSamples, censoring)
 }
 
 // QuantileMin estimates the q-quantile when the window holds at least

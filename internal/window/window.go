@@ -26,10 +26,9 @@ type slice struct {
 
 // Window is a ring of slices over a time window.
 type Window struct {
-	ring       []slice
-	sliceLen   int64 // nanoseconds
-	head       int64 // newest slice number seen
-	minSamples int
+	ring     []slice
+	sliceLen int64 // nanoseconds
+	head     int64 // newest slice number seen
 	// outOfRange counts samples outside the range the sketch resolves:
 	// below quantile.MinValue, or folded by its bucket cap.
 	outOfRange uint64
@@ -47,9 +46,6 @@ func New(window time.Duration, slices int, now time.Time) *Window {
 	}
 	return w
 }
-
-// SetMinSamples sets the min_samples part of the gate applied by Snapshot.Quantile.
-func (w *Window) SetMinSamples(n int) { w.minSamples = n }
 
 // Times outside UnixNano's range (years 1678–2262) saturate to its ends.
 const (
@@ -163,7 +159,6 @@ func (w *Window) SnapshotInto(dst *Snapshot, now time.Time) {
 		dst.ok.Reset()
 		dst.censored.Reset()
 	}
-	dst.minSamples = w.minSamples
 	for i := range w.ring {
 		if s := &w.ring[i]; w.live(s) {
 			dst.ok.Merge(s.ok)

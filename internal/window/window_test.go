@@ -43,7 +43,7 @@ func TestSnapshotQuantileWithinOnePercentAcrossSlices(t *testing.T) {
 			for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
 				want := quantiletest.NearestRankSorted(xs, q)
 				for _, censoring := range []bool{false, true} {
-					got, st := snap.Quantile(q, censoring)
+					got, st := snap.QuantileMin(q, 0, censoring)
 					e := quantiletest.RelErr(got, want)
 					if censoring {
 						t.Logf("%-9s p%-5v exact=%9.5f window=%9.5f rel.err=%.4f%%", d.Name, q*100, want, got, 100*e)
@@ -106,7 +106,6 @@ func TestQuantileGateAtTheBoundary(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := New(day, 24, t0)
-			w.SetMinSamples(c.minSamples)
 			for i := range c.samples {
 				w.Observe(0.5+float64(i)/1000, t0)
 			}
@@ -115,7 +114,7 @@ func TestQuantileGateAtTheBoundary(t *testing.T) {
 				w.ObserveCensored(10, t0)
 			}
 			snap := w.Snapshot(t0)
-			_, st := snap.Quantile(c.q, false)
+			_, st := snap.QuantileMin(c.q, c.minSamples, false)
 			if st != c.want {
 				t.Errorf("Quantile: %v, want %v", st, c.want)
 			}
@@ -307,19 +306,19 @@ func TestCensoringChangesTheEstimateOnlyWhenCutsMatter(t *testing.T) {
 	snap := w.Snapshot(t0.Add(50_000 * time.Second))
 	slices.Sort(all)
 	p90 := quantiletest.NearestRankSorted(all, 0.9)
-	pl, st := snap.Quantile(0.9, true)
+	pl, st := snap.QuantileMin(0.9, 0, true)
 	if st != OK || quantiletest.RelErr(pl, p90) > 0.01 {
 		t.Errorf("p90 with censoring %v (%v), true %v", pl, st, p90)
 	}
-	naive, _ := snap.Quantile(0.9, false)
+	naive, _ := snap.QuantileMin(0.9, 0, false)
 	if naive >= p90*0.99 {
 		t.Errorf("p90 ignoring censoring %v should be biased below the truth %v", naive, p90)
 	}
-	v, st := snap.Quantile(0.99, true)
+	v, st := snap.QuantileMin(0.99, 0, true)
 	if st != BeyondCensor || v != cut {
 		t.Errorf("p99 beyond a cut at p98.6: %v (%v), want %v beyond censor", v, st, cut)
 	}
-	if v, st := snap.Quantile(0.99, false); st != OK || v > cut {
+	if v, st := snap.QuantileMin(0.99, 0, false); st != OK || v > cut {
 		t.Errorf("p99 ignoring censoring: %v (%v), cannot exceed the cut", v, st)
 	}
 	t.Logf("true p90 %.4f, product-limit p90 %.4f, successes-only p90 %.4f", p90, pl, naive)

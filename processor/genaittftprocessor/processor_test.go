@@ -23,6 +23,7 @@ import (
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
 
@@ -169,7 +170,7 @@ func TestStampsNestedAndDrops(t *testing.T) {
 	require.NoError(t, p.ConsumeTraces(context.Background(), nested))
 
 	span := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
-	rec, ok := record.Read(span.Attributes())
+	rec, ok := recordtest.Read(span.Attributes())
 	require.True(t, ok)
 	assert.InDelta(t, 0.25, rec.TimeToFirstContent, 1e-9)
 	assert.Equal(t, record.MeasuredAtFirstContent, rec.MeasuredAt)
@@ -189,11 +190,11 @@ func TestStampsNestedAndDrops(t *testing.T) {
 			inner = s
 		}
 	}
-	assert.True(t, record.Stamped(outer.Attributes()))
+	assert.True(t, recordtest.Stamped(outer.Attributes()))
 	v, ok := inner.Attributes().Get(record.KeyNestedIn)
 	require.True(t, ok)
 	assert.Equal(t, outer.SpanID().String(), v.Str())
-	assert.False(t, record.Stamped(inner.Attributes()), "one call, one record")
+	assert.False(t, recordtest.Stamped(inner.Attributes()), "one call, one record")
 
 	// A second pass (another processor downstream) changes nothing.
 	again := ptrace.NewTraces()
@@ -218,7 +219,7 @@ func TestBifrostTraceOneRecordPerRequest(t *testing.T) {
 	for i := 0; i < rss.Len(); i++ {
 		for _, ss := range rss.At(i).ScopeSpans().All() {
 			for _, span := range ss.Spans().All() {
-				if rec, ok := record.Read(span.Attributes()); ok {
+				if rec, ok := recordtest.Read(span.Attributes()); ok {
 					assert.Equal(t, ptrace.SpanKindServer, span.Kind(), "the record is on the request's SERVER span")
 					stamped = append(stamped, rec)
 				}
@@ -279,7 +280,7 @@ func TestLogs(t *testing.T) {
 	require.NoError(t, p.ConsumeLogs(context.Background(), ld))
 
 	got := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
-	rec, ok := record.Read(got.Attributes())
+	rec, ok := recordtest.Read(got.Attributes())
 	require.True(t, ok)
 	assert.InDelta(t, 0.42, rec.TimeToFirstChunk, 1e-9)
 	assert.Equal(t, record.ObserverGateway, rec.Observer)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // bifrostFixture is the real Bifrost v1.5.11 capture: its request log rows
@@ -136,7 +137,7 @@ func TestBifrostFixtureLogsBecomeOneRecordPerClientRequest(t *testing.T) {
 func checkBifrostRecord(t *testing.T, lr plog.LogRecord, gt []upstreamRequest, want map[string]bifrostExpectation, perScenario map[string]int) {
 	t.Helper()
 	attrs := lr.Attributes()
-	r, ok := record.Read(attrs)
+	r, ok := recordtest.Read(attrs)
 	require.True(t, ok, "a valid request record: %v", attrs.AsRaw())
 	c := clientRequestAt(t, gt, lr.Timestamp().AsTime())
 	w, ok := want[c.scenario]

@@ -19,6 +19,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // lockedCapture collects emitted entries; held requests are released from
@@ -51,7 +52,7 @@ func (c *lockedCapture) records(t *testing.T) []record.Record {
 	for _, e := range c.got {
 		attrs := pcommon.NewMap()
 		require.NoError(t, attrs.FromRaw(e.Attributes))
-		r, ok := record.Read(attrs)
+		r, ok := recordtest.Read(attrs)
 		require.True(t, ok, "%v", e.Attributes)
 		out = append(out, r)
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 // captureOutput collects what the mapping emits.
@@ -117,7 +118,7 @@ func FuzzRowMapping(f *testing.F) {
 			if err := attrs.FromRaw(got.Attributes); err != nil {
 				t.Fatal(err)
 			}
-			r, ok := record.Read(attrs)
+			r, ok := recordtest.Read(attrs)
 			if !ok {
 				t.Fatalf("emitted an invalid record: %v", got.Attributes)
 			}

@@ -16,13 +16,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
 
 func readRecords(t *testing.T, lrs []plog.LogRecord) []record.Record {
 	t.Helper()
 	out := make([]record.Record, 0, len(lrs))
 	for _, lr := range lrs {
-		r, ok := record.Read(lr.Attributes())
+		r, ok := recordtest.Read(lr.Attributes())
 		require.True(t, ok, "every emitted log record carries a valid request record: %v", lr.Attributes().AsRaw())
 		out = append(out, r)
 	}
@@ -249,7 +250,7 @@ func TestRotationAndFilesWithDifferentHeadersInOneRun(t *testing.T) {
 	for _, lr := range lrs {
 		id := lr.Body().Map().AsRaw()["request_id"].(string)
 		seen[id]++
-		r, ok := record.Read(lr.Attributes())
+		r, ok := recordtest.Read(lr.Attributes())
 		require.True(t, ok)
 		assert.Equal(t, want[id], r.Model, "row %s read with its own file's header", id)
 		assert.True(t, r.HasTimeToFirstContent)

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 	"github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver/gatewayexport"
 )
 
@@ -161,11 +162,11 @@ func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
 	run(2)
 
 	recs := records(sink)
-	first, ok := record.Read(recs[0].Attributes())
+	first, ok := recordtest.Read(recs[0].Attributes())
 	require.True(t, ok)
 	assert.Equal(t, record.OutcomeError, first.Outcome, "the request's own row, emitted on the stop")
 	assert.Equal(t, int64(2), first.Attempts)
-	second, ok := record.Read(recs[1].Attributes())
+	second, ok := recordtest.Read(recs[1].Attributes())
 	require.True(t, ok)
 	assert.Equal(t, record.OutcomeComplete, second.Outcome, "the fallback row, alone after the restart")
 	assert.Equal(t, int64(2), second.Attempts)
