@@ -106,33 +106,13 @@ func newWindowStore(cfg *Config) (*windowStore, error) {
 
 func (ws *windowStore) len() int { return len(ws.series) }
 
-// observe enters a record into its windows: successful (complete) requests
-// as samples, timeout_first_token requests as right-censored samples when
-// censoring is on. It returns false when the cardinality limit kept the
-// record out.
+// observe enters a record into its windows as recommend.WindowUse says
+// (samples, censored observations, or not at all). It returns false when
+// the cardinality limit kept the record out.
 func (ws *windowStore) observe(a *aggregator, hs *histSeries, rec *record.Record, now time.Time) bool {
-	var censored bool
-	switch rec.Outcome {
-	case record.OutcomeComplete:
-	case record.OutcomeTimeoutFirstToken:
-		if !ws.cfg.Censoring {
-			return true
-		}
-		censored = true
-	default:
-		return true // failed requests have their own histogram series, not windows
-	}
-	ttft, hasTTFT := rec.TTFT()
-	if !censored && !hasTTFT {
-		// No TTFT evidence: the call may not even have streamed, so its
-		// duration and gaps would mix into windows of streamed requests.
+	use, measuredAt, cut, hasCut := recommend.WindowUse(rec, ws.cfg.Censoring)
+	if use == recommend.UseNone {
 		return true
-	}
-	// A request cut before any content has no clock stop; it is
-	// first_content data (the policies read "" as first_content too).
-	measuredAt := rec.MeasuredAt
-	if measuredAt == "" {
-		measuredAt = record.MeasuredAtFirstContent
 	}
 	// The histogram series' key (dims, band, measured_at) determines the
 	// window series; the link saves a lookup per record.
@@ -146,14 +126,9 @@ func (ws *windowStore) observe(a *aggregator, hs *histSeries, rec *record.Record
 		}
 	}
 	s.lastSeen = now
-	if censored {
-		// Cut by the first-token timeout: the TTFT is at least the cut time.
-		cut := ttft
-		if !hasTTFT {
-			if !rec.HasDuration {
-				return true
-			}
-			cut = rec.Duration
+	if use == recommend.UseCensored {
+		if !hasCut {
+			return true
 		}
 		ws.window(s, sigTTFT, now).ObserveCensored(cut, now)
 		if ws.used[sigFirstChunk] && !rec.HasTimeToFirstChunk {
@@ -161,6 +136,7 @@ func (ws *windowStore) observe(a *aggregator, hs *histSeries, rec *record.Record
 		}
 		return true
 	}
+	ttft, _ := rec.TTFT()
 	ws.window(s, sigTTFT, now).Observe(ttft, now)
 	if ws.used[sigFirstChunk] && rec.HasTimeToFirstChunk {
 		ws.window(s, sigFirstChunk, now).Observe(rec.TimeToFirstChunk, now)

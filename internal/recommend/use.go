@@ -1,0 +1,56 @@
+package recommend // import "github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
+
+import "github.com/otelcol-ttft/otelcol-ttft/internal/record"
+
+// Use is how a request record enters the recommendation windows
+// (docs/architecture.md §2).
+type Use uint8
+
+const (
+	// UseNone: the record stays out of the windows. Failed requests have
+	// their own histogram series; a successful one without TTFT evidence
+	// may not even have streamed, so its duration and gaps would mix into
+	// windows of streamed requests.
+	UseNone Use = iota
+	// UseSample: a successful streamed request, a sample of every signal it
+	// has.
+	UseSample
+	// UseCensored: a request cut by the first-token timeout, a
+	// right-censored observation: its TTFT is at least the cut time.
+	UseCensored
+)
+
+// WindowUse applies the rule: complete requests with a TTFT are samples;
+// timeout_first_token requests are censored at their cut time when
+// censoring is on (the TTFT the source saw, else the request's duration;
+// hasCut is false when neither is known). measuredAt is the clock of the
+// window the record belongs to: a request cut before any content has no
+// clock stop and counts as first_content data.
+func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, cut float64, hasCut bool) {
+	ttft, hasTTFT := rec.TTFT()
+	switch rec.Outcome {
+	case record.OutcomeComplete:
+		if !hasTTFT {
+			return UseNone, "", 0, false
+		}
+		use = UseSample
+	case record.OutcomeTimeoutFirstToken:
+		if !censoring {
+			return UseNone, "", 0, false
+		}
+		use = UseCensored
+		switch {
+		case hasTTFT:
+			cut, hasCut = ttft, true
+		case rec.HasDuration:
+			cut, hasCut = rec.Duration, true
+		}
+	default:
+		return UseNone, "", 0, false
+	}
+	measuredAt = rec.MeasuredAt
+	if measuredAt == "" {
+		measuredAt = record.MeasuredAtFirstContent
+	}
+	return use, measuredAt, cut, hasCut
+}

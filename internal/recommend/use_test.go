@@ -1,0 +1,41 @@
+package recommend
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+func TestWindowUse(t *testing.T) {
+	content := func(o string) record.Record {
+		return record.Record{Outcome: o, TimeToFirstContent: 0.4, HasTimeToFirstContent: true, MeasuredAt: record.MeasuredAtFirstContent, Duration: 2, HasDuration: true}
+	}
+	for _, c := range []struct {
+		name      string
+		rec       record.Record
+		censoring bool
+		use       Use
+		clock     string
+		cut       float64
+		hasCut    bool
+	}{
+		{"complete with TTFT is a sample", content(record.OutcomeComplete), true, UseSample, record.MeasuredAtFirstContent, 0, false},
+		{"complete without TTFT stays out", record.Record{Outcome: record.OutcomeComplete, Duration: 2, HasDuration: true}, true, UseNone, "", 0, false},
+		{"errors stay out", content(record.OutcomeError), true, UseNone, "", 0, false},
+		{"idle timeouts stay out", content(record.OutcomeTimeoutIdle), true, UseNone, "", 0, false},
+		{"first-token timeout is censored at its duration", record.Record{Outcome: record.OutcomeTimeoutFirstToken, Duration: 10, HasDuration: true}, true, UseCensored, record.MeasuredAtFirstContent, 10, true},
+		{"first-token timeout with a first chunk is censored at it", record.Record{Outcome: record.OutcomeTimeoutFirstToken, TimeToFirstChunk: 0.04, HasTimeToFirstChunk: true, MeasuredAt: record.MeasuredAtFirstChunk, Duration: 10, HasDuration: true}, true, UseCensored, record.MeasuredAtFirstChunk, 0.04, true},
+		{"without a cut time it counts nowhere", record.Record{Outcome: record.OutcomeTimeoutFirstToken}, true, UseCensored, record.MeasuredAtFirstContent, 0, false},
+		{"censoring off: timeouts stay out", record.Record{Outcome: record.OutcomeTimeoutFirstToken, Duration: 10, HasDuration: true}, false, UseNone, "", 0, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			use, clock, cut, hasCut := WindowUse(&c.rec, c.censoring)
+			assert.Equal(t, c.use, use)
+			assert.Equal(t, c.clock, clock)
+			assert.Equal(t, c.cut, cut)
+			assert.Equal(t, c.hasCut, hasCut)
+		})
+	}
+}
