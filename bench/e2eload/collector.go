@@ -111,14 +111,25 @@ var Pipelines = []Pipeline{
 	},
 }
 
+// Control is (a) on the spanmetrics distribution, not run by default: it
+// shows whether the two binaries cost the same before any component of
+// ours or contrib's is in the pipeline (-pipelines a,a2).
+var Control = Pipeline{
+	Name:        "a2",
+	Description: "(a) on the spanmetrics distribution (control for comparing the two binaries)",
+	Spanmetrics: true,
+	processors:  Pipelines[0].processors,
+	pipelines:   Pipelines[0].pipelines,
+}
+
 // PipelineByName finds a pipeline.
 func PipelineByName(name string) (Pipeline, error) {
-	for _, p := range Pipelines {
+	for _, p := range append(Pipelines, Control) {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares
