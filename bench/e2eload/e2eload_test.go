@@ -137,8 +137,8 @@ func TestReportRatiosAndGoals(t *testing.T) {
 }
 
 // TestSmoke runs the harness itself, tiny, against the built distribution so
-// it cannot rot: pipeline (a), and (b) whose configuration uses our
-// components' keys. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.
+// it cannot rot: pipeline (a) alone, then (a) and (b), whose configuration
+// uses our components' keys, side by side. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.
 func TestSmoke(t *testing.T) {
 	if os.Getenv("TTFT_E2E") != "1" {
 		t.Skip("end-to-end smoke run: set TTFT_E2E=1 (make test does)")
@@ -151,13 +151,22 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("distribution binary %s not found (run make build): %v", bin, err)
 	}
 	opts := Options{Collector: bin, Rate: 5000, Spans: 3000, Warmup: 500, SpansPerRequest: 100, Workers: 2, Dir: t.TempDir()}
-	for _, name := range []string{"a", "b"} {
-		p, err := PipelineByName(name)
-		require.NoError(t, err)
-		r, err := Run(context.Background(), p, Mixes[1], opts)
-		require.NoError(t, err, "pipeline %s", name)
-		assert.Equal(t, 3000, r.Spans)
-		assert.Equal(t, 150, r.GenAI)
-		assert.Positive(t, r.CPUSeconds)
+	a, err := PipelineByName("a")
+	require.NoError(t, err)
+	r, err := Run(context.Background(), a, Mixes[1], opts)
+	require.NoError(t, err, "pipeline a alone")
+	assert.Equal(t, 3000, r.Spans)
+	assert.Positive(t, r.CPUSeconds)
+
+	b, err := PipelineByName("b")
+	require.NoError(t, err)
+	rs, err := RunTogether(context.Background(), []Pipeline{a, b}, Mixes[1], opts)
+	require.NoError(t, err, "pipelines a and b side by side")
+	require.Len(t, rs, 2)
+	for i, name := range []string{"a", "b"} {
+		assert.Equal(t, name, rs[i].Pipeline)
+		assert.Equal(t, 3000, rs[i].Spans)
+		assert.Equal(t, 150, rs[i].GenAI)
+		assert.Positive(t, rs[i].CPUSeconds)
 	}
 }

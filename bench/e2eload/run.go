@@ -59,84 +59,136 @@ var ticksPerSecond = sync.OnceValue(clockTicks)
 // or (with our components) not derived and aggregated, so dropped load can
 // never look cheap.
 func Run(ctx context.Context, p Pipeline, mix Mix, opts Options) (Result, error) {
-	bin := opts.Collector
-	if p.Spanmetrics {
-		bin = opts.Spanmetrics
+	rs, err := RunTogether(ctx, []Pipeline{p}, mix, opts)
+	if err != nil {
+		return Result{}, err
 	}
-	if bin == "" {
-		return Result{}, fmt.Errorf("pipeline %s needs the %s binary", p.Name, map[bool]string{false: "otelcol-ttft", true: "spanmetrics variant"}[p.Spanmetrics])
-	}
+	return rs[0], nil
+}
+
+// RunTogether is Run for several pipelines at once: one collector each, and
+// every request of the load goes to each of them at the same moment, so the
+// load of other processes on a shared machine hits all of them alike.
+func RunTogether(ctx context.Context, ps []Pipeline, mix Mix, opts Options) ([]Result, error) {
 	bodies, err := Bodies(mix, opts.SpansPerRequest, 8, time.Now())
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	col, err := startCollector(ctx, bin, opts.Dir, p)
-	if err != nil {
-		return Result{}, err
+	cols := make([]*collector, 0, len(ps))
+	defer func() {
+		for _, c := range cols {
+			c.stop()
+		}
+	}()
+	urls := make([]string, 0, len(ps))
+	for _, p := range ps {
+		bin := opts.Collector
+		if p.Spanmetrics {
+			bin = opts.Spanmetrics
+		}
+		if bin == "" {
+			return nil, fmt.Errorf("pipeline %s needs the %s binary", p.Name, map[bool]string{false: "otelcol-ttft", true: "spanmetrics variant"}[p.Spanmetrics])
+		}
+		col, err := startCollector(ctx, bin, opts.Dir, p)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline %s: %w", p.Name, err)
+		}
+		cols = append(cols, col)
+		urls = append(urls, col.otlpURL)
 	}
-	defer col.stop()
 	ticks := ticksPerSecond()
-	res := Result{Pipeline: p.Name, Mix: mix.Name}
+	res := make([]Result, len(ps))
+	snap := func() ([]procStat, error) {
+		out := make([]procStat, len(cols))
+		for i, c := range cols {
+			st, err := readProc(c.pid())
+			if err != nil {
+				return nil, err
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
 
-	idle0, err := readProc(col.pid())
+	idle0, err := snap()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	time.Sleep(time.Second)
-	idle1, err := readProc(col.pid())
+	idle1, err := snap()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.IdleCPUPerSec = float64(idle1.ticks-idle0.ticks) / ticks
 
+	workers := opts.Workers * len(cols)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: opts.Workers, DisableCompression: true}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
+	settleAll := func(sent counts) ([]procStat, error) {
+		out := make([]procStat, len(cols))
+		for i, c := range cols {
+			st, err := settle(ctx, c, ps[i], sent)
+			if err != nil {
+				return nil, fmt.Errorf("pipeline %s: %w", ps[i].Name, err)
+			}
+			out[i] = st
+		}
+		return out, nil
+	}
 
 	var sent counts
 	if opts.Warmup > 0 {
-		w, err := send(ctx, client, col.otlpURL, bodies, opts.Warmup, opts.Rate, opts.Workers)
+		w, err := send(ctx, client, urls, bodies, opts.Warmup, opts.Rate, workers)
 		if err != nil {
-			return res, fmt.Errorf("warm-up: %w", err)
+			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 		sent = sent.add(w)
-		if _, err := settle(ctx, col, p, sent); err != nil {
-			return res, fmt.Errorf("warm-up: %w", err)
+		if _, err := settleAll(sent); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
 		}
 	}
 
-	before, err := readProc(col.pid())
+	before, err := snap()
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	self0, _ := readProc(os.Getpid())
 	load0 := loadAvg()
 	t0 := time.Now()
-	w, err := send(ctx, client, col.otlpURL, bodies, opts.Spans, opts.Rate, opts.Workers)
+	w, err := send(ctx, client, urls, bodies, opts.Spans, opts.Rate, workers)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	sendWall := time.Since(t0)
 	sent = sent.add(w)
-	after, err := settle(ctx, col, p, sent)
+	after, err := settleAll(sent)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	self1, _ := readProc(os.Getpid())
-	res.Wall = time.Since(t0)
-	res.Spans, res.GenAI = w.spans, w.genai
-	res.CPUSeconds = float64(after.ticks-before.ticks) / ticks
-	res.SenderCPU = float64(self1.ticks-self0.ticks) / ticks
-	res.AchievedRate = float64(w.spans) / sendWall.Seconds()
-	res.PeakRSSMiB = float64(after.peakKB) / 1024
 	load1 := loadAvg()
-	res.LoadAvg = [2]float64{load0, load1}
+	for i, p := range ps {
+		res[i] = Result{
+			Pipeline: p.Name, Mix: mix.Name,
+			Spans: w.spans, GenAI: w.genai,
+			CPUSeconds:    float64(after[i].ticks-before[i].ticks) / ticks,
+			IdleCPUPerSec: float64(idle1[i].ticks-idle0[i].ticks) / ticks,
+			Wall:          time.Since(t0),
+			AchievedRate:  float64(w.spans) / sendWall.Seconds(),
+			PeakRSSMiB:    float64(after[i].peakKB) / 1024,
+			SenderCPU:     float64(self1.ticks-self0.ticks) / ticks / float64(len(ps)),
+			LoadAvg:       [2]float64{load0, load1},
+		}
+	}
 
-	if p.Name == "c" {
+	for i, p := range ps {
+		if p.Name != "c" {
+			continue
+		}
 		// spanmetrics has no telemetry of its own: its calls counter must
 		// have counted every span. Through the prometheus exporter the first
 		// flush shows the calls counters at 0, so allow two.
-		if err := waitMetric(ctx, col, col.prometheusURL, "traces_span_metrics_calls", float64(sent.spans), 2*flushInterval+10*time.Second); err != nil {
-			return res, err
+		if err := waitMetric(ctx, cols[i], cols[i].prometheusURL, "traces_span_metrics_calls", float64(sent.spans), 2*flushInterval+10*time.Second); err != nil {
+			return nil, fmt.Errorf("pipeline %s: %w", p.Name, err)
 		}
 	}
 	return res, nil
@@ -146,12 +198,15 @@ type counts struct{ spans, genai int }
 
 func (c counts) add(d counts) counts { return counts{c.spans + d.spans, c.genai + d.genai} }
 
-// send posts requests cycling over bodies until n spans went out, paced to
-// rate spans a second (a request is due at a fixed time from the start; a
-// late one goes at once, so the average rate holds when the collector
-// keeps up). Any non-200 answer fails the run.
-func send(ctx context.Context, client *http.Client, url string, bodies []Body, n int, rate float64, workers int) (counts, error) {
-	type job struct{ body Body }
+// send posts requests cycling over bodies until n spans went out, each
+// request to every url, paced to rate spans a second (a request is due at a
+// fixed time from the start; a late one goes at once, so the average rate
+// holds when the collectors keep up). Any non-200 answer fails the run.
+func send(ctx context.Context, client *http.Client, urls []string, bodies []Body, n int, rate float64, workers int) (counts, error) {
+	type job struct {
+		url  string
+		body Body
+	}
 	jobs := make(chan job)
 	var failed atomic.Pointer[error]
 	var wg sync.WaitGroup
@@ -160,7 +215,7 @@ func send(ctx context.Context, client *http.Client, url string, bodies []Body, n
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				if err := post(ctx, client, url, j.body.Data); err != nil {
+				if err := post(ctx, client, j.url, j.body.Data); err != nil {
 					failed.CompareAndSwap(nil, &err)
 				}
 			}
@@ -184,10 +239,15 @@ func send(ctx context.Context, client *http.Client, url string, bodies []Body, n
 			break
 		}
 		b := bodies[i%len(bodies)]
-		select {
-		case jobs <- job{b}:
-		case <-ctx.Done():
-			err = ctx.Err()
+		for _, url := range urls {
+			select {
+			case jobs <- job{url, b}:
+			case <-ctx.Done():
+				err = ctx.Err()
+			}
+			if err != nil {
+				break
+			}
 		}
 		if err != nil {
 			break
