@@ -96,7 +96,7 @@ func TestAccountedRefusesShortCounts(t *testing.T) {
 		"otelcol_receiver_accepted_spans":            1000,
 		"otelcol_exporter_sent_spans":                1000,
 		"otelcol_processor_genai_ttft_spans_derived": 50,
-		"otelcol_genai_ttft_connector_records":       50,
+		"otelcol_connector_genai_ttft_records":       50,
 	}
 	require.NoError(t, accounted(full, b, sent))
 	for key := range full {

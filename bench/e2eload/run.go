@@ -342,7 +342,7 @@ func accounted(m map[string]float64, p Pipeline, sent counts) error {
 		want = append(want, struct {
 			metric string
 			n      int
-		}{"otelcol_genai_ttft_connector_records", sent.genai})
+		}{"otelcol_connector_genai_ttft_records", sent.genai})
 	}
 	var errs []error
 	for _, w := range want {
