@@ -4,13 +4,15 @@
 
 GO      ?= go
 DIST    := dist/otelcol-ttft
+# The benchmark's second distribution: contrib spanmetrics in place of our connector.
+SPANMETRICS_DIST := dist/spanmetrics/otelcol-ttft-spanmetrics
 # Everything the binary is built from; make skips ocb when none of it changed.
 SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench/*' -not -path './instrumentation/*' -not -name '*_test.go') \
            go.mod go.sum builder-config.yaml
 PKGS    := ./...
 FUZZTIME ?= 20s
 
-.PHONY: all build run test unit e2e bench fuzz lint fmt prometheus clean instrumentation-test
+.PHONY: all build run test unit e2e bench bench-e2e fuzz lint fmt prometheus clean instrumentation-test
 
 all: build
 
@@ -27,7 +29,7 @@ run: build
 ## test: lint, unit tests with -race, and the end-to-end tests against the built binary and a real Prometheus
 test: lint build prometheus
 	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
-	cd bench && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd bench && $(GO) vet ./... && TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -count=1 ./...
 	$(MAKE) instrumentation-test
 
 ## instrumentation-test: the app-side packages in instrumentation/: the Go module and its SDK test
@@ -54,6 +56,15 @@ bench:
 	cd bench && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
 	cd instrumentation/go && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
 	cd instrumentation/go/sdktest && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
+
+$(SPANMETRICS_DIST): $(SOURCES) bench/builder-spanmetrics.yaml
+	$(GO) tool builder --config bench/builder-spanmetrics.yaml
+	@touch $@
+
+## bench-e2e: collector CPU seconds per million spans, end to end, of three pipelines at three mixes
+## (a measurement, not part of make test; e.g. BENCH_E2E_FLAGS="-reps 7 -rate 5000")
+bench-e2e: build $(SPANMETRICS_DIST)
+	cd bench && $(GO) run ./cmd/bench-e2e -collector $(CURDIR)/$(DIST) -spanmetrics $(CURDIR)/$(SPANMETRICS_DIST) $(BENCH_E2E_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME (short by default; FUZZTIME=5m for a real run)
 fuzz:

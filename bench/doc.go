@@ -3,4 +3,7 @@
 // spanmetrics stays out of the main go.mod. Run:
 //
 //	cd bench && go test -run '^$' -bench . -benchmem
+//
+// The end-to-end measurement of the built distributions is in e2eload and
+// cmd/bench-e2e (make bench-e2e from the repository root).
 package bench

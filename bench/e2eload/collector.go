@@ -1,0 +1,392 @@
+package e2eload
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Pipeline is one collector configuration under test.
+type Pipeline struct {
+	Name        string
+	Description string
+	// Spanmetrics: runs on the spanmetrics distribution, not otelcol-ttft.
+	Spanmetrics bool
+	// YAML blocks, each indented under its top-level key; %[3]d is the
+	// prometheus exporter's port.
+	processors, connectors, exporters, pipelines string
+}
+
+// flushInterval of both connectors: genai_ttft's default, both alike.
+const flushInterval = 15 * time.Second
+
+// The processor's settings in (b) and (c).
+const ttftProcessor = `  genai_ttft:
+    derive:
+      prompt_bands: [2000, 16000, 64000]
+      route_attribute: ttft.route
+  batch: {}
+`
+
+const promExporter = `  prometheus:
+    endpoint: 127.0.0.1:%[3]d
+`
+
+// Pipelines are (a), (b) and (c) of the benchmark.
+var Pipelines = []Pipeline{
+	{
+		Name:        "a",
+		Description: "otlp → batch → debug (no project component)",
+		processors:  "  batch: {}\n",
+		pipelines: `    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [debug]
+`,
+	},
+	{
+		Name:        "b",
+		Description: "otlp → genai_ttft → batch → debug + genai_ttft connector → prometheus",
+		processors:  ttftProcessor,
+		connectors: `  genai_ttft:
+    derive:
+      prompt_bands: [2000, 16000, 64000]
+      route_attribute: ttft.route
+    flush_interval: 15s
+`,
+		exporters: promExporter,
+		pipelines: `    traces:
+      receivers: [otlp]
+      processors: [genai_ttft, batch]
+      exporters: [debug, genai_ttft]
+    metrics:
+      receivers: [genai_ttft]
+      exporters: [prometheus]
+`,
+	},
+	{
+		Name:        "c",
+		Description: "as (b) with contrib spanmetrics v0.165.1 in place of the genai_ttft connector",
+		Spanmetrics: true,
+		processors:  ttftProcessor,
+		// The dimensions and histogram of the connector benchmark in this
+		// module (bench_test.go): genai_ttft's, on exponential histograms.
+		connectors: `  span_metrics:
+    histogram:
+      unit: s
+      exponential:
+        max_size: 160
+    dimensions:
+      - name: ttft.outcome
+      - name: ttft.prompt_band
+      - name: ttft.measured_at
+      - name: ttft.observer
+      - name: ttft.attempts
+      - name: gen_ai.provider.name
+      - name: gen_ai.request.model
+      - name: ttft.route
+    aggregation_cardinality_limit: 5000
+    metrics_flush_interval: 15s
+`,
+		exporters: promExporter,
+		pipelines: `    traces:
+      receivers: [otlp]
+      processors: [genai_ttft, batch]
+      exporters: [debug, span_metrics]
+    metrics:
+      receivers: [span_metrics]
+      exporters: [prometheus]
+`,
+	},
+}
+
+// Control is (a) on the spanmetrics distribution, not run by default: it
+// shows whether the two binaries cost the same before any component of
+// ours or contrib's is in the pipeline (-pipelines a,a2).
+var Control = Pipeline{
+	Name:        "a2",
+	Description: "(a) on the spanmetrics distribution (control for comparing the two binaries)",
+	Spanmetrics: true,
+	processors:  Pipelines[0].processors,
+	pipelines:   Pipelines[0].pipelines,
+}
+
+// PipelineByName finds a pipeline.
+func PipelineByName(name string) (Pipeline, error) {
+	for _, p := range append(Pipelines, Control) {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2)", name)
+}
+
+// configFor is the pipeline's collector configuration. Every pipeline shares
+// the receiver on loopback, the debug exporter at basic verbosity (one log
+// line a batch), and the collector's own metrics on a pull endpoint so the
+// harness can count spans.
+func configFor(p Pipeline, otlp, telemetry, prom int) string {
+	var b strings.Builder
+	b.WriteString(`receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:%[1]d
+processors:
+` + p.processors)
+	if p.connectors != "" {
+		b.WriteString("connectors:\n" + p.connectors)
+	}
+	b.WriteString(`exporters:
+  debug:
+    verbosity: basic
+` + p.exporters + `service:
+  telemetry:
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[2]d
+  pipelines:
+` + p.pipelines)
+	return fmt.Sprintf(b.String(), otlp, telemetry, prom)
+}
+
+// collector is one running distribution.
+type collector struct {
+	cmd           *exec.Cmd
+	done          chan struct{}
+	log           string
+	otlpURL       string
+	telemetryURL  string
+	prometheusURL string
+}
+
+func startCollector(ctx context.Context, bin, dir string, p Pipeline) (*collector, error) {
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "config-"+p.Name+".yaml")
+	if err := os.WriteFile(path, []byte(configFor(p, ports[0], ports[1], ports[2])), 0o600); err != nil {
+		return nil, err
+	}
+	logPath := filepath.Join(dir, "collector-"+p.Name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--config", path) //nolint:gosec // the binary under test, given by the user
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	c := &collector{
+		cmd: cmd, done: make(chan struct{}), log: logPath,
+		otlpURL:       fmt.Sprintf("http://127.0.0.1:%d/v1/traces", ports[0]),
+		telemetryURL:  fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1]),
+		prometheusURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[2]),
+	}
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(c.done)
+	}()
+	if err := c.waitReady(ctx, 30*time.Second); err != nil {
+		c.stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// waitReady waits until the collector's telemetry answers and the OTLP port
+// accepts connections.
+func (c *collector) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	host := strings.TrimSuffix(strings.TrimPrefix(c.otlpURL, "http://"), "/v1/traces")
+	for {
+		select {
+		case <-c.done:
+			return fmt.Errorf("collector exited at start-up:\n%s", c.logTail())
+		default:
+		}
+		if _, err := c.metrics(ctx, c.telemetryURL); err == nil {
+			if conn, err := net.DialTimeout("tcp", host, time.Second); err == nil {
+				conn.Close()
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("collector not ready within %s:\n%s", limit, c.logTail())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (c *collector) pid() int { return c.cmd.Process.Pid }
+
+// stop sends SIGTERM, then SIGKILL after 15 s.
+func (c *collector) stop() {
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(15 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func (c *collector) logTail() string {
+	b, _ := os.ReadFile(c.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// metrics scrapes a Prometheus text endpoint and sums every series by metric
+// name (labels dropped, a _total suffix too: the collector's own metrics go
+// without it, the prometheus exporter's with it).
+func (c *collector) metrics(ctx context.Context, url string) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return parseMetrics(resp.Body)
+}
+
+func parseMetrics(r io.Reader) (map[string]float64, error) {
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name := line
+		if i := strings.IndexAny(line, "{ "); i >= 0 {
+			name = line[:i]
+		}
+		// The value follows the labels (which may hold spaces in quotes).
+		rest := line[len(name):]
+		if strings.HasPrefix(rest, "{") {
+			end := strings.LastIndex(rest, "}")
+			if end < 0 {
+				return nil, fmt.Errorf("bad metrics line %q", line)
+			}
+			rest = rest[end+1:]
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return nil, fmt.Errorf("bad metrics line %q", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad metrics line %q: %w", line, err)
+		}
+		out[strings.TrimSuffix(name, "_total")] += v
+	}
+	return out, sc.Err()
+}
+
+func freePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// procStat is what /proc/<pid>/stat and /proc/<pid>/status say about a
+// process: CPU in clock ticks (all threads, user + system) and peak RSS.
+type procStat struct {
+	ticks  int64
+	peakKB int64
+}
+
+func readProc(pid int) (procStat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return procStat{}, err
+	}
+	// The command name is in parentheses and may hold spaces: count fields
+	// after its closing parenthesis. utime and stime are fields 14 and 15.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return procStat{}, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return procStat{}, errors.New("unexpected /proc stat format")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return procStat{}, err
+	}
+	st := procStat{ticks: utime + stime}
+	if s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		for _, line := range strings.Split(string(s), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				kb := strings.Fields(rest)
+				if len(kb) > 0 {
+					st.peakKB, _ = strconv.ParseInt(kb[0], 10, 64)
+				}
+			}
+		}
+	}
+	return st, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc's CPU times.
+func clockTicks() float64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err == nil {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 100 // what Linux exposes on every architecture Go supports
+}

@@ -1,0 +1,172 @@
+package e2eload
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+func TestBodiesHoldTheMix(t *testing.T) {
+	for _, tc := range []struct {
+		mix          Mix
+		spans, genai int
+	}{
+		{Mixes[0], 500, 0},
+		{Mixes[1], 500, 25},
+		{Mixes[2], 500, 500},
+	} {
+		t.Run(tc.mix.Name, func(t *testing.T) {
+			bodies, err := Bodies(tc.mix, 500, 3, time.Now())
+			require.NoError(t, err)
+			require.Len(t, bodies, 3)
+			assert.NotEqual(t, bodies[0].Data, bodies[1].Data, "variants differ")
+			for _, b := range bodies {
+				assert.Equal(t, tc.spans, b.Spans)
+				assert.Equal(t, tc.genai, b.GenAI)
+				var u ptrace.ProtoUnmarshaler
+				td, err := u.UnmarshalTraces(b.Data)
+				require.NoError(t, err)
+				assert.Equal(t, tc.spans, td.SpanCount())
+				assertParentsInBatch(t, td, tc.mix.GenAIShare < 1)
+			}
+		})
+	}
+}
+
+// In a mixed body every span's parent is in the batch; in an all-GenAI body
+// every GenAI span's parent is outside it.
+func assertParentsInBatch(t *testing.T, td ptrace.Traces, inBatch bool) {
+	t.Helper()
+	ids := map[[8]byte]bool{}
+	var all []ptrace.Span
+	sss := td.ResourceSpans().At(0).ScopeSpans()
+	for i := 0; i < sss.Len(); i++ {
+		for j := 0; j < sss.At(i).Spans().Len(); j++ {
+			s := sss.At(i).Spans().At(j)
+			ids[s.SpanID()] = true
+			all = append(all, s)
+		}
+	}
+	for _, s := range all {
+		if s.ParentSpanID().IsEmpty() {
+			continue
+		}
+		require.Equal(t, inBatch, ids[s.ParentSpanID()], "span %q", s.Name())
+		attrs := s.Attributes().Len()
+		if _, genai := s.Attributes().Get("gen_ai.operation.name"); !genai {
+			assert.Equal(t, 12, attrs, "plain span %q", s.Name())
+			assert.Equal(t, 1, s.Events().Len())
+		} else {
+			assert.Equal(t, chunkEvents, s.Events().Len())
+		}
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	m, err := parseMetrics(strings.NewReader(`# HELP otelcol_receiver_accepted_spans x
+# TYPE otelcol_receiver_accepted_spans counter
+otelcol_receiver_accepted_spans{receiver="otlp",transport="http"} 1500
+otelcol_receiver_accepted_spans{receiver="otlp",transport="grpc"} 500
+traces_span_metrics_calls_total{span_name="GET /a b}",status_code="STATUS_CODE_UNSET"} 7 1764590000000
+otelcol_process_uptime 1.5e+01
+`))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{
+		"otelcol_receiver_accepted_spans": 2000,
+		"traces_span_metrics_calls":       7,
+		"otelcol_process_uptime":          15,
+	}, m)
+	_, err = parseMetrics(strings.NewReader("name{a=\"b\"} notanumber\n"))
+	assert.Error(t, err)
+}
+
+func TestAccountedRefusesShortCounts(t *testing.T) {
+	b, err := PipelineByName("b")
+	require.NoError(t, err)
+	sent := counts{spans: 1000, genai: 50}
+	full := map[string]float64{
+		"otelcol_receiver_accepted_spans":            1000,
+		"otelcol_exporter_sent_spans":                1000,
+		"otelcol_processor_genai_ttft_spans_derived": 50,
+		"otelcol_connector_genai_ttft_records":       50,
+	}
+	require.NoError(t, accounted(full, b, sent))
+	for key := range full {
+		short := map[string]float64{}
+		for k, v := range full {
+			short[k] = v
+		}
+		short[key]--
+		assert.ErrorContains(t, accounted(short, b, sent), key)
+	}
+	full["otelcol_receiver_refused_spans"] = 1
+	assert.ErrorContains(t, accounted(full, b, sent), "refused")
+}
+
+func TestReadProcOfSelf(t *testing.T) {
+	st, err := readProc(os.Getpid())
+	require.NoError(t, err)
+	assert.Positive(t, st.peakKB)
+	assert.GreaterOrEqual(t, st.ticks, int64(0))
+}
+
+func TestReportRatiosAndGoals(t *testing.T) {
+	var runs []Sample
+	for rep, cpu := range [][3]float64{{10, 10.4, 11}, {12, 12.3, 13}, {11, 11.2, 12}} {
+		for i, p := range []string{"a", "b", "c"} {
+			runs = append(runs,
+				Sample{Rep: rep, Result: Result{Pipeline: p, Mix: "95/5", Spans: 1_000_000, CPUSeconds: cpu[i]}},
+				Sample{Rep: rep, Result: Result{Pipeline: p, Mix: "genai", Spans: 1_000_000, CPUSeconds: 2 * cpu[2-i]}})
+		}
+	}
+	var out bytes.Buffer
+	Report(&out, runs, Pipelines, Mixes)
+	s := out.String()
+	assert.Contains(t, s, "95/5   b/a    1.025")
+	assert.Contains(t, s, "≤ 1.05: met")
+	assert.Contains(t, s, "genai  b/c    1.025")
+	assert.Contains(t, s, "≤ 1.00: NOT met")
+}
+
+// TestSmoke runs the harness itself, tiny, against the built distribution so
+// it cannot rot: pipeline (a) alone, then (a) and (b), whose configuration
+// uses our components' keys, side by side. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.
+func TestSmoke(t *testing.T) {
+	if os.Getenv("TTFT_E2E") != "1" {
+		t.Skip("end-to-end smoke run: set TTFT_E2E=1 (make test does)")
+	}
+	bin := os.Getenv("OTELCOL_TTFT_BIN")
+	if bin == "" {
+		bin = filepath.Join("..", "..", "dist", "otelcol-ttft")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("distribution binary %s not found (run make build): %v", bin, err)
+	}
+	opts := Options{Collector: bin, Rate: 5000, Spans: 3000, Warmup: 500, SpansPerRequest: 100, Workers: 2, Dir: t.TempDir()}
+	a, err := PipelineByName("a")
+	require.NoError(t, err)
+	r, err := Run(context.Background(), a, Mixes[1], opts)
+	require.NoError(t, err, "pipeline a alone")
+	assert.Equal(t, 3000, r.Spans)
+	assert.Positive(t, r.CPUSeconds)
+
+	b, err := PipelineByName("b")
+	require.NoError(t, err)
+	rs, err := RunTogether(context.Background(), []Pipeline{a, b}, Mixes[1], opts)
+	require.NoError(t, err, "pipelines a and b side by side")
+	require.Len(t, rs, 2)
+	for i, name := range []string{"a", "b"} {
+		assert.Equal(t, name, rs[i].Pipeline)
+		assert.Equal(t, 3000, rs[i].Spans)
+		assert.Equal(t, 150, rs[i].GenAI)
+		assert.Positive(t, rs[i].CPUSeconds)
+	}
+}
