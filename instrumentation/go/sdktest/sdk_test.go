@@ -37,12 +37,16 @@ type outcome struct {
 	sdkFirst         time.Time
 	err              error
 	eventsAfter      int // WithEventsAfterContent
+	retried          bool
 }
 
 func (o outcome) key() string {
 	k := o.driver + "/" + o.scenario
 	if o.eventsAfter < 0 {
 		k += "/every-event"
+	}
+	if o.retried {
+		k += "/retried"
 	}
 	return k
 }
@@ -76,6 +80,22 @@ func TestSDKs(t *testing.T) {
 		mu       sync.Mutex
 		outcomes []outcome
 	)
+	run := func(d driver, o outcome) outcome {
+		ctx, cancel := context.WithCancel(context.Background())
+		if o.sc.timeout > 0 {
+			ctx, cancel = context.WithTimeout(context.Background(), o.sc.timeout)
+		}
+		onContent := func() {
+			if o.sc.abort {
+				cancel()
+			}
+		}
+		opts := []ttftstream.Option{ttftstream.WithTracerProvider(tp), ttftstream.WithEventsAfterContent(o.eventsAfter),
+			ttftstream.WithAttributes(attribute.String("test.case", o.key()))}
+		o.sdkFirst, o.err = d.run(ctx, srv.URL, hc, opts, o.sc, onContent)
+		cancel()
+		return o
+	}
 	var wg sync.WaitGroup
 	for _, d := range drivers {
 		wg.Add(1)
@@ -91,19 +111,7 @@ func TestSDKs(t *testing.T) {
 				}
 			}
 			for _, o := range cases {
-				ctx, cancel := context.WithCancel(context.Background())
-				if o.sc.timeout > 0 {
-					ctx, cancel = context.WithTimeout(context.Background(), o.sc.timeout)
-				}
-				onContent := func() {
-					if o.sc.abort {
-						cancel()
-					}
-				}
-				opts := []ttftstream.Option{ttftstream.WithTracerProvider(tp), ttftstream.WithEventsAfterContent(o.eventsAfter),
-					ttftstream.WithAttributes(attribute.String("test.case", o.key()))}
-				o.sdkFirst, o.err = d.run(ctx, srv.URL, hc, opts, o.sc, onContent)
-				cancel()
+				o = run(d, o)
 				mu.Lock()
 				outcomes = append(outcomes, o)
 				mu.Unlock()
@@ -111,6 +119,23 @@ func TestSDKs(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// The SDKs run side by side on a shared machine: a case whose SDK read
+	// lagged the recorded event by more than the tolerance is run once more,
+	// alone (as the JS test does); the table names it "retried".
+	for i, o := range outcomes {
+		if o.sc.firstContent == 0 || o.sdkFirst.IsZero() {
+			continue
+		}
+		for _, s := range mem.GetSpans() {
+			if ev, ok := firstContentEvent(s); ok && hasCase(s, o.key()) {
+				if lag := o.sdkFirst.Sub(ev); lag < 0 || lag > tolerance {
+					o.retried = true
+					outcomes[i] = run(driverNamed(o.driver), o)
+				}
+				break
+			}
+		}
+	}
 	sort.Slice(outcomes, func(i, j int) bool { return outcomes[i].key() < outcomes[j].key() })
 
 	spans := map[string]tracetest.SpanStub{}
@@ -299,4 +324,22 @@ func checkDerived(t *testing.T, o outcome, s tracetest.SpanStub, d exportedSpan)
 			t.Errorf("processor: max gap %v content %d; summary: %v, %d", dg, dc, gap.AsFloat64(), cnt.AsInt64())
 		}
 	}
+}
+
+func hasCase(s tracetest.SpanStub, key string) bool {
+	for _, a := range s.Attributes {
+		if a.Key == "test.case" && a.Value.AsString() == key {
+			return true
+		}
+	}
+	return false
+}
+
+func driverNamed(name string) driver {
+	for _, d := range drivers {
+		if d.name == name {
+			return d
+		}
+	}
+	panic("no driver " + name)
 }
