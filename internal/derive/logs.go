@@ -61,21 +61,12 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
-				switch state, why := record.Inspect(lr.Attributes(), &sc.rec); state {
-				case record.StateInvalid:
-					st.Invalid[why]++ // derived afresh below
+				switch d.readBack(lr.Attributes(), &sc.rec, &st) {
 				case record.StateNested:
 					// Only spans are folded; a marker here is foreign: skip it
 					// like a nested span rather than count a call twice.
-					st.Nested++
 					continue
 				case record.StateStamped:
-					if why := record.Validate(&sc.rec, &d.limits); why != record.Valid {
-						st.Invalid[why]++ // derived afresh below, never aggregated as is
-						break
-					}
-					st.Reread++
-					st.Records++
 					if visit := v.reread(); visit != nil {
 						visit(res, lr, &sc.rec)
 					}

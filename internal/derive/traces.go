@@ -257,19 +257,10 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				if !siReady {
 					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
 				}
-				switch state, why := record.Inspect(span.Attributes(), &sc.rec); state {
+				switch d.readBack(span.Attributes(), &sc.rec, &st) {
 				case record.StateNested:
-					st.Nested++
 					continue
-				case record.StateInvalid:
-					st.Invalid[why]++ // derived afresh below
 				case record.StateStamped:
-					if why := record.Validate(&sc.rec, &d.limits); why != record.Valid {
-						st.Invalid[why]++ // derived afresh below, never aggregated as is
-						break
-					}
-					st.Reread++
-					st.Records++
 					if visit := v.reread(); visit != nil {
 						visit(res, span, &sc.rec)
 					}
@@ -321,6 +312,29 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		}
 	}
 	return st
+}
+
+// readBack reads a record stamped upstream into rec and counts it: a valid
+// one (StateStamped) is handed on as it is, a nested marker (StateNested) is
+// skipped, and an unusable or out-of-bounds one is counted and derived
+// afresh from the span's or log record's own evidence (StateNone).
+func (d *Deriver) readBack(attrs pcommon.Map, rec *record.Record, st *Stats) record.State {
+	state, why := record.Inspect(attrs, rec)
+	switch state {
+	case record.StateNested:
+		st.Nested++
+	case record.StateInvalid:
+		st.Invalid[why]++
+		return record.StateNone
+	case record.StateStamped:
+		if why := record.Validate(rec, &d.limits); why != record.Valid {
+			st.Invalid[why]++ // never aggregated as is
+			return record.StateNone
+		}
+		st.Reread++
+		st.Records++
+	}
+	return state
 }
 
 // checkTimings drops candidates a span's own timing contradicts.
