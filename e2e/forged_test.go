@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -214,17 +213,7 @@ service:
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, col, 30*time.Second, "OTLP/HTTP to accept the forged spans", func() error {
-		resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort), "application/x-protobuf", bytes.NewReader(body)) //nolint:gosec // loopback
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("POST: %s", resp.Status)
-		}
-		return nil
-	})
+	postOTLP(t, col, fmt.Sprintf("http://127.0.0.1:%d/v1/traces", otlpPort), "application/x-protobuf", "the forged spans", body)
 
 	var md pmetric.Metrics
 	waitFor(t, col, 30*time.Second, "every request in ttft.requests", func() error {

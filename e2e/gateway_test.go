@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,17 +63,7 @@ service:
 	url := fmt.Sprintf("http://127.0.0.1:%d/v1/traces", httpPort)
 	post := func(what string, body []byte) {
 		t.Helper()
-		waitFor(t, col, 30*time.Second, "OTLP/HTTP to accept "+what, func() error {
-			resp, err := http.Post(url, "application/json", bytes.NewReader(body)) //nolint:gosec // loopback
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("POST %s: %s", url, resp.Status)
-			}
-			return nil
-		})
+		postOTLP(t, col, url, "application/json", what, body)
 	}
 
 	dir := filepath.Join("..", "testdata", "fixtures", "bifrost-gateway")

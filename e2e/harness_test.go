@@ -202,3 +202,19 @@ func yamlList(items ...string) string {
 	}
 	return "[" + strings.Join(quoted, ", ") + "]"
 }
+
+// postOTLP posts one OTLP/HTTP request until the collector accepts it.
+func postOTLP(t *testing.T, col *process, url, contentType, what string, body []byte) {
+	t.Helper()
+	waitFor(t, col, 30*time.Second, "OTLP/HTTP to accept "+what, func() error {
+		resp, err := http.Post(url, contentType, bytes.NewReader(body)) //nolint:gosec // loopback
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("POST %s: %s", url, resp.Status)
+		}
+		return nil
+	})
+}

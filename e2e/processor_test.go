@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,17 +53,7 @@ service:
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, col, 30*time.Second, "OTLP/HTTP to accept "+f, func() error {
-			resp, err := http.Post(url, "application/json", bytes.NewReader(body)) //nolint:gosec // loopback
-			if err != nil {
-				return err
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("POST %s: %s", url, resp.Status)
-			}
-			return nil
-		})
+		postOTLP(t, col, url, "application/json", f, body)
 	}
 
 	// Spans by name, as the file exporter wrote them.
