@@ -143,5 +143,4 @@ const (
 	prioLangfuse
 	prioTTFTMs
 	prioBifrostNs
-	prioNone uint8 = 255
 )

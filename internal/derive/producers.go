@@ -159,15 +159,6 @@ func (b *bigrams) has(k string) bool {
 	return b[i>>6]&(1<<(i&63)) != 0
 }
 
-// timing reports whether the meaning is a TTFT-like duration.
-func (m Meaning) timing() bool {
-	switch m {
-	case MeaningFirstContent, MeaningFirstChunk, MeaningServerFirstToken, MeaningHeaders:
-		return true
-	}
-	return false
-}
-
 // ProducerMatch identifies a producer from what every span carries: its
 // instrumentation scope and its resource.
 type ProducerMatch struct {
