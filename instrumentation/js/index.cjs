@@ -23,6 +23,7 @@ const ATTR = {
 };
 const DEFAULT_EVENTS_BEFORE_CONTENT = 100;
 const DEFAULT_EVENTS_AFTER_CONTENT = 0;
+const MAX_TIMEOUT_MS = 2147483647; // setTimeout's limit: a longer delay fires at once
 const MAX_LINE = 1 << 20; // characters of one SSE line kept; longer lines are cut
 const MAX_SNIFF = 1 << 20; // request body characters read for model and stream
 const ACTIVE = api.createContextKey('otelcol-ttft instrumented request');
@@ -114,6 +115,71 @@ class Recorder {
     this.errorEvent = false;
     this.lastChunk = 0;
     this.maxGap = 0;
+    // Wrapper-side timeouts (firstTokenTimeoutMs, idleTimeoutMs): one timer
+    // at a time, checked lazily (a chunk moves the deadline, not the timer).
+    this.limited = false; // the call has a wrapper-side timeout that may still apply
+    this.phase = undefined; // 'first_token' | 'idle': the limit running now
+    this.deadline = 0;
+    this.timer = undefined;
+    this.waiting = true; // the SDK waits on the wrapper: before headers, or a read is pending
+    this.moved = false; // the last read carried a non-keep-alive chunk after content
+    this.cutters = []; // what a cut aborts: the fetch, the body
+  }
+
+  // arm starts the limit of phase, due at deadline.
+  arm(phase, deadline) {
+    this.limited = true;
+    this.phase = phase;
+    this.deadline = deadline;
+    this.schedule(deadline - now());
+  }
+
+  schedule(ms) {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.check(), Math.max(0, Math.ceil(ms)));
+  }
+
+  // disarm clears the timer: on first content (without an idle limit), at
+  // the end, on a parse failure (content can no longer be seen), on the
+  // caller's abort.
+  disarm() {
+    this.limited = false;
+    this.phase = undefined;
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+  }
+
+  // check runs when the timer fires. A limit cuts only while the SDK waits
+  // on the wrapper: time the app holds a chunk is the app's, not the
+  // server's; the deadline is checked again when the SDK reads next.
+  check() {
+    this.timer = undefined;
+    if (this.done || !this.phase) return;
+    const t = now();
+    if (this.deadline > t) return this.schedule(this.deadline - t);
+    if (!this.waiting) return;
+    if (this.signal && this.signal.aborted) return this.disarm(); // the caller's abort wins
+    const ms = this.phase === 'first_token' ? this.cfg.firstTokenTimeoutMs : this.cfg.idleTimeoutMs;
+    const err = new DOMException(this.phase === 'first_token'
+      ? `first token timeout: no content within ${ms} ms (firstTokenTimeoutMs)`
+      : `idle timeout: no chunk for ${ms} ms after content (idleTimeoutMs)`, 'TimeoutError');
+    this.end('timeout', err, t);
+    for (const cut of this.cutters) cut(err);
+    this.cutters = [];
+  }
+
+  // readStart: the SDK asks for the next bytes.
+  readStart() {
+    this.waiting = true;
+    if (!this.phase) return;
+    if (this.phase === 'idle' && this.moved) {
+      // The pause starts at the later of the last chunk and this read.
+      this.moved = false;
+      this.deadline = Math.max(this.lastChunk, now()) + this.cfg.idleTimeoutMs;
+    }
+    if (this.timer === undefined) this.schedule(this.deadline - now());
   }
 
   headers(resp, t) {
@@ -229,6 +295,19 @@ class Recorder {
       this.contentSeen = true;
       this.lastChunk = t;
       record = true;
+      if (this.limited) {
+        if (this.cfg.idleTimeoutMs !== undefined) {
+          // The idle limit from here on; the timer starts at the next read
+          // (the first-token one may be due later than this deadline).
+          if (this.timer !== undefined) clearTimeout(this.timer);
+          this.timer = undefined;
+          this.phase = 'idle';
+          this.deadline = t + this.cfg.idleTimeoutMs;
+          this.moved = true;
+        } else {
+          this.disarm();
+        }
+      }
     } else if (!this.contentSeen) {
       record = this.chunks === 1 || this.eventsBefore < this.cfg.eventsBeforeContent;
       if (record) this.eventsBefore++;
@@ -236,6 +315,7 @@ class Recorder {
       if (k !== 'keepalive') { // a keep-alive does not end a pause
         if (t - this.lastChunk > this.maxGap) this.maxGap = t - this.lastChunk;
         if (t > this.lastChunk) this.lastChunk = t;
+        if (this.phase === 'idle') this.moved = true;
       }
       if (this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) {
         record = true;
@@ -255,6 +335,7 @@ class Recorder {
   }
 
   stop(reason) {
+    this.disarm(); // no content can be seen any more: no limit can be told
     if (!this.failed) {
       this.failed = reason;
       this.line = this.data = this.event = '';
@@ -273,6 +354,7 @@ class Recorder {
   end(how, err, t) {
     if (this.done) return;
     this.done = true;
+    this.disarm();
     const f = this.facts;
     if (this.keep && this.keep.length) {
       const buf = new Uint8Array(this.keepLen);
@@ -312,7 +394,9 @@ class Recorder {
     } else if (how === 'timeout') {
       // Before any content it is a first-token timeout; after, an idle one.
       a['error.type'] = 'timeout';
-      this.span.recordException(err, t);
+      // By name: the OTel SDK would write a DOMException's legacy code (23)
+      // as exception.type.
+      this.span.recordException(err && typeof err === 'object' ? { name: err.name, message: err.message, stack: err.stack } : err, t);
       this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: msg(err) });
     } else if (how === 'error') {
       a['error.type'] = (err && err.name) || 'Error';
@@ -347,21 +431,40 @@ function isAbort(err, signal) {
 
 // wrapBody returns a stream that hands the SDK exactly the chunks of body,
 // one per read it asks for (back-pressure and cancel pass through), while
-// the recorder looks at them.
-function wrapBody(body, r) {
+// the recorder looks at them. A wrapper-side timeout errors it (the SDK gets
+// the TimeoutError from its pending read; what it read before is unchanged)
+// and cancels the body underneath.
+function wrapBody(body, r, unlink) {
   const reader = body.getReader();
+  let cut = false;
   return new ReadableStream({
+    start(controller) {
+      if (r.limited) {
+        r.cutters.push((err) => {
+          cut = true;
+          unlink();
+          controller.error(err);
+          reader.cancel(err).catch(() => {});
+        });
+      }
+    },
     async pull(controller) {
+      r.readStart();
       let res;
       try {
         res = await reader.read();
       } catch (err) {
+        if (cut) return;
+        unlink();
         r.end('error', err, now());
         controller.error(err);
         return;
       }
+      if (cut) return;
+      r.waiting = false;
       const t = now();
       if (res.done) {
+        unlink();
         r.end(r.sse && r.facts.marker ? 'completed' : 'eof', undefined, t);
         controller.close();
         return;
@@ -374,11 +477,48 @@ function wrapBody(body, r) {
     },
     cancel(reason) {
       const t = now();
+      unlink();
       if (r.signal && r.signal.aborted && !r.facts.marker) r.end('error', reasonOf(r.signal) || reason, t);
       else r.end(!r.sse ? 'eof' : r.facts.marker ? 'completed' : 'closed', undefined, t);
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
+}
+
+// timeoutOption reads a wrapper-side timeout: undefined (none) or a whole
+// or fractional number of milliseconds in (0, 2147483647].
+function timeoutOption(options, name) {
+  const v = options[name];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !(v > 0) || v > MAX_TIMEOUT_MS) {
+    throw new RangeError(`instrumentFetch: ${name} must be a number of milliseconds > 0 and <= ${MAX_TIMEOUT_MS}, got ${typeof v === 'string' ? JSON.stringify(v) : String(v)}`);
+  }
+  return v;
+}
+
+// linkSignal returns a signal for the wrapped fetch that aborts with the
+// caller's signal (same reason) and with a wrapper-side timeout, and a
+// function that removes the listener from the caller's signal.
+function linkSignal(callerSignal, r) {
+  const ac = new AbortController();
+  let unlink = () => {};
+  if (callerSignal) {
+    if (callerSignal.aborted) {
+      ac.abort(callerSignal.reason);
+    } else {
+      const onAbort = () => {
+        r.disarm(); // the caller's abort wins over a timeout due later
+        ac.abort(callerSignal.reason);
+      };
+      callerSignal.addEventListener('abort', onAbort, { once: true });
+      unlink = () => callerSignal.removeEventListener('abort', onAbort);
+    }
+  }
+  r.cutters.push((err) => {
+    unlink();
+    ac.abort(err);
+  });
+  return { signal: ac.signal, unlink: () => unlink() };
 }
 
 // instrumentFetch returns a fetch that instruments LLM requests.
@@ -389,7 +529,10 @@ function instrumentFetch(options = {}) {
   const cfg = {
     eventsBeforeContent: options.eventsBeforeContent >= 0 ? options.eventsBeforeContent : DEFAULT_EVENTS_BEFORE_CONTENT,
     eventsAfterContent: typeof options.eventsAfterContent === 'number' ? options.eventsAfterContent : DEFAULT_EVENTS_AFTER_CONTENT,
+    firstTokenTimeoutMs: timeoutOption(options, 'firstTokenTimeoutMs'),
+    idleTimeoutMs: timeoutOption(options, 'idleTimeoutMs'),
   };
+  const limits = cfg.firstTokenTimeoutMs !== undefined || cfg.idleTimeoutMs !== undefined;
   const extra = options.attributes || {};
 
   return async function ttftFetch(input, init) {
@@ -429,23 +572,52 @@ function instrumentFetch(options = {}) {
         { kind: api.SpanKind.CLIENT, startTime: start, attributes }, parent);
       ctx = api.trace.setSpan(ctx, span);
     }
-    if (!span.isRecording()) {
-      // Sampled out: nothing would be kept, so nothing is parsed.
+    // A call known not to stream has no first token to wait for.
+    const limited = limits && !(streamKnown && !stream);
+    if (!span.isRecording() && !limited) {
+      // Sampled out: nothing would be kept, so nothing is parsed (unless a
+      // timeout must see the first content of a stream).
       if (own) span.end();
       return api.context.with(ctx, () => base(input, init));
     }
     const signal = (init && init.signal) || (isReq ? input.signal : undefined);
     const r = new Recorder(cfg, span, own, ep.format, signal);
+    let unlink = () => {};
+    let call = init;
+    if (limited) {
+      if (cfg.firstTokenTimeoutMs !== undefined) r.arm('first_token', start + cfg.firstTokenTimeoutMs);
+      else r.limited = true; // the idle limit starts at the first content
+      const link = linkSignal(signal, r);
+      unlink = link.unlink;
+      call = { ...init, signal: link.signal };
+    }
     let resp;
     try {
-      resp = await api.context.with(ctx, () => base(input, init));
+      const pending = api.context.with(ctx, () => base(input, call));
+      resp = await (r.phase !== 'first_token' ? pending : new Promise((resolve, reject) => {
+        // Before the headers a cut rejects at once, whatever the wrapped
+        // fetch does with the aborted signal; a response that comes anyway
+        // is cancelled.
+        let cut = false;
+        r.cutters.push((err) => {
+          cut = true;
+          reject(err);
+        });
+        pending.then((v) => {
+          if (!cut) resolve(v);
+          else if (v && v.body) v.body.cancel().catch(() => {});
+        }, reject);
+      }));
     } catch (err) {
+      unlink();
       r.end('error', err, now());
       throw err;
     }
     const t = now();
     r.headers(resp, t);
+    r.waiting = false;
     if (!resp.body) {
+      unlink();
       r.end('eof', undefined, t);
       return resp;
     }
@@ -457,7 +629,8 @@ function instrumentFetch(options = {}) {
         r.keepLen = 0;
       }
     }
-    const out = new Response(wrapBody(resp.body, r), { status: resp.status, statusText: resp.statusText, headers: resp.headers });
+    if (!r.sse) r.disarm(); // an error or a non-streamed body: no first token to wait for
+    const out = new Response(wrapBody(resp.body, r, unlink), { status: resp.status, statusText: resp.statusText, headers: resp.headers });
     for (const k of ['url', 'redirected', 'type']) {
       Object.defineProperty(out, k, { value: resp[k], enumerable: true });
     }

@@ -5,6 +5,7 @@ const api = require('@opentelemetry/api');
 const { instrumentFetch, EVENT_CHUNK, ATTR, DEFAULT_EVENTS_BEFORE_CONTENT } = require('../index.cjs');
 const { classify, newFacts } = require('../lib/classify.cjs');
 const { tracerProvider } = require('./otel.cjs');
+const { BasicTracerProvider, AlwaysOffSampler } = require('@opentelemetry/sdk-trace-base');
 
 const { provider, memory } = tracerProvider();
 const enc = new TextEncoder();
@@ -237,4 +238,287 @@ test('Response properties survive', async () => {
   assert.equal(r.resp.status, 200);
   assert.equal(r.resp.headers.get('content-type'), 'text/event-stream');
   assert.equal(typeof r.resp.url, 'string');
+});
+
+// Wrapper-side timeouts (firstTokenTimeoutMs, idleTimeoutMs).
+
+// timedFetch answers after headersAt ms with an SSE body whose frames come
+// at their times (ms after the call), then hangs (end: false) or ends. It
+// follows the signal it was given, as fetch does, and clears its own timers
+// when cancelled or aborted.
+function timedFetch(frames, { headersAt = 0, end = false, type = 'text/event-stream', ignoreSignal = false } = {}) {
+  const st = { signal: undefined, aborted: undefined, cancelled: undefined };
+  const timers = new Set();
+  const later = (ms, f) => {
+    const h = setTimeout(() => {
+      timers.delete(h);
+      f();
+    }, ms);
+    timers.add(h);
+  };
+  const stopAll = () => {
+    for (const h of timers) clearTimeout(h);
+    timers.clear();
+  };
+  st.fetch = (url, init) => new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    st.signal = init && init.signal;
+    let controller;
+    if (st.signal && st.signal.aborted && !ignoreSignal) {
+      st.aborted = st.signal.reason;
+      reject(st.signal.reason);
+      return;
+    }
+    if (st.signal && !ignoreSignal) {
+      st.signal.addEventListener('abort', () => {
+        st.aborted = st.signal.reason;
+        stopAll();
+        reject(st.signal.reason);
+        try {
+          controller && controller.error(st.signal.reason);
+        } catch { /* already closed */ }
+      }, { once: true });
+    }
+    later(headersAt, () => {
+      const body = new ReadableStream({
+        start(c) {
+          controller = c;
+          for (const [at, f] of frames) later(Math.max(0, at - (Date.now() - t0)), () => c.enqueue(enc.encode(f)));
+          if (end) later(Math.max(0, frames[frames.length - 1][0] + 1 - (Date.now() - t0)), () => c.close());
+        },
+        cancel(reason) {
+          st.cancelled = reason === undefined ? 'cancelled' : reason;
+          stopAll();
+        },
+      });
+      resolve(new Response(body, { status: 200, headers: { 'content-type': type } }));
+    });
+  });
+  st.pending = () => timers.size;
+  return st;
+}
+
+// The timers the wrapper starts: setTimeout is watched for calls from
+// index.cjs; a timer is live until it fired or was cleared.
+const wrapperTimers = (() => {
+  const file = require.resolve('../index.cjs');
+  const live = new Set();
+  let created = 0;
+  const set = globalThis.setTimeout;
+  const clear = globalThis.clearTimeout;
+  globalThis.setTimeout = function setTimeout(fn, delay, ...args) {
+    const caller = (new Error().stack || '').split('\n')[2] || '';
+    if (!caller.includes(file)) return set(fn, delay, ...args);
+    created++;
+    const h = set(() => {
+      live.delete(h);
+      fn(...args);
+    }, delay);
+    live.add(h);
+    return h;
+  };
+  globalThis.clearTimeout = function clearTimeout(h) {
+    live.delete(h);
+    return clear(h);
+  };
+  return { live: () => live.size, created: () => created };
+})();
+const activeTimers = () => wrapperTimers.live();
+const ms = () => performance.now();
+const sleep = (n) => new Promise((r) => setTimeout(r, n));
+
+// read reads the body as an SDK does, holding each chunk hold ms, and
+// returns the bytes it got and the error it ended with.
+async function read(resp, hold = 0) {
+  const reader = resp.body.getReader();
+  const got = [];
+  for (;;) {
+    let r;
+    try {
+      r = await reader.read();
+    } catch (err) {
+      return { text: Buffer.concat(got).toString(), err };
+    }
+    if (r.done) return { text: Buffer.concat(got).toString() };
+    got.push(Buffer.from(r.value));
+    if (hold) await sleep(hold);
+  }
+}
+
+async function timed(fake, options, init = {}) {
+  memory.reset();
+  const f = instrumentFetch({ tracerProvider: provider, fetch: fake.fetch, ...options });
+  const t0 = ms();
+  let resp;
+  let err;
+  try {
+    resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"model":"gpt-4.1","stream":true}', ...init });
+  } catch (e) {
+    err = e;
+  }
+  const out = resp ? await read(resp, options.hold) : { err };
+  out.elapsed = ms() - t0;
+  out.span = memory.getFinishedSpans()[0];
+  return out;
+}
+
+test('firstTokenTimeoutMs: no content in time cuts the stream; what was read stays', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  const fake = timedFetch([[10, sse(ROLE)], [20, sse(': keep-alive')]]);
+  const r = await timed(fake, { firstTokenTimeoutMs: 150 });
+  assert.equal(r.text, sse(ROLE) + sse(': keep-alive'), 'bytes read before the cut changed');
+  assert.equal(r.err.name, 'TimeoutError');
+  assert.match(r.err.message, /firstTokenTimeoutMs/);
+  assert.ok(r.elapsed >= 149 && r.elapsed < 400, `cut after ${r.elapsed} ms`);
+  assert.equal(r.span.attributes[ATTR.end], 'timeout');
+  assert.equal(r.span.attributes['error.type'], 'timeout');
+  assert.equal(r.span.status.code, api.SpanStatusCode.ERROR);
+  assert.deepEqual(kinds(r.span), ['role', 'keepalive']);
+  assert.equal(r.span.events.find((e) => e.name === 'exception').attributes['exception.type'], 'TimeoutError');
+  assert.equal(fake.signal.aborted, true, 'the wrapped fetch was not aborted');
+  assert.equal(fake.signal.reason, r.err);
+  assert.equal(fake.pending(), 0);
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('firstTokenTimeoutMs: before the headers the fetch is rejected, also when the wrapped fetch ignores its signal', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  for (const ignoreSignal of [false, true]) {
+    const fake = timedFetch([[400, sse(content('late'))]], { headersAt: 300, end: true, ignoreSignal });
+    const r = await timed(fake, { firstTokenTimeoutMs: 100 });
+    assert.equal(r.err.name, 'TimeoutError');
+    assert.ok(r.elapsed >= 99 && r.elapsed < 280, `cut after ${r.elapsed} ms`);
+    assert.equal(r.span.attributes[ATTR.end], 'timeout');
+    assert.equal(r.span.attributes['error.type'], 'timeout');
+    if (ignoreSignal) {
+      await sleep(350); // the response came anyway: its body is cancelled
+      assert.ok(fake.cancelled, 'late body not cancelled');
+    }
+    assert.equal(fake.pending(), 0);
+  }
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('firstTokenTimeoutMs: cleared by the first content, by a non-streamed call, by a parse failure, at the end', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  // Content at 60 ms, then the stream goes on past the limit and ends.
+  let r = await timed(timedFetch([[10, sse(ROLE)], [60, sse(content('a'))], [250, sse(content('b'))], [260, sse('[DONE]')]], { end: true }), { firstTokenTimeoutMs: 100 });
+  assert.equal(r.err, undefined);
+  assert.equal(r.span.attributes[ATTR.end], 'completed');
+  assert.equal(activeTimers(), before, 'timer left after content');
+  // Reasoning and tool calls stop the clock too.
+  for (const d of [{ reasoning_content: 'x' }, { tool_calls: [{ index: 0 }] }]) {
+    r = await timed(timedFetch([[50, sse(JSON.stringify({ choices: [{ index: 0, delta: d }] }))], [200, sse('[DONE]')]], { end: true }), { firstTokenTimeoutMs: 100 });
+    assert.equal(r.err, undefined, JSON.stringify(d));
+  }
+  // A call that asked for no stream: no first token to wait for.
+  r = await timed(timedFetch([[200, '{"choices":[]}']], { end: true, type: 'application/json' }), { firstTokenTimeoutMs: 50 }, { body: '{"model":"gpt-4.1"}' });
+  assert.equal(r.err, undefined);
+  assert.equal(r.text, '{"choices":[]}');
+  // A JSON answer to a streamed request: the limit stops at the headers.
+  r = await timed(timedFetch([[200, '{"choices":[]}']], { end: true, type: 'application/json' }), { firstTokenTimeoutMs: 50 });
+  assert.equal(r.err, undefined);
+  // Parsing stopped: content can no longer be seen, so the limit is off.
+  r = await timed(timedFetch([[10, sse('{"choices":[{]')], [200, sse(content('x'))]], { end: true }), { firstTokenTimeoutMs: 50 });
+  assert.equal(r.err, undefined);
+  assert.equal(r.span.attributes[ATTR.instrumentError], 'malformed chat event');
+  // The stream ended before the limit.
+  r = await timed(timedFetch([[10, sse(ROLE)], [20, sse('[DONE]')]], { end: true }), { firstTokenTimeoutMs: 5000 });
+  assert.equal(r.span.attributes[ATTR.end], 'completed');
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('firstTokenTimeoutMs: the caller\'s abort wins and stays a cancel', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  const ac = new AbortController();
+  setTimeout(() => ac.abort(), 50);
+  const fake = timedFetch([[10, sse(ROLE)]]);
+  const r = await timed(fake, { firstTokenTimeoutMs: 120 }, { signal: ac.signal });
+  assert.equal(r.err.name, 'AbortError');
+  assert.ok(r.elapsed < 110, `ended after ${r.elapsed} ms`);
+  assert.equal(fake.signal.reason, ac.signal.reason, 'the caller\'s reason did not reach the wrapped fetch');
+  await sleep(150); // past the limit: nothing changes
+  assert.equal(r.span.attributes[ATTR.end], 'canceled');
+  assert.equal(r.span.attributes['error.type'], undefined);
+  assert.equal(memory.getFinishedSpans().length, 1);
+  // The caller aborted first, and the wrapped fetch is slow to act on it:
+  // the limit due later does not turn it into a timeout.
+  const ac2 = new AbortController();
+  setTimeout(() => ac2.abort(), 40);
+  const r1 = await timed(timedFetch([[10, sse(ROLE)], [250, sse('[DONE]')]], { end: true, ignoreSignal: true }), { firstTokenTimeoutMs: 100 }, { signal: ac2.signal });
+  assert.equal(r1.err, undefined);
+  assert.notEqual(r1.span.attributes[ATTR.end], 'timeout');
+  // A caller's signal that is aborted already.
+  const r2 = await timed(timedFetch([[10, sse(ROLE)]]), { firstTokenTimeoutMs: 120 }, { signal: AbortSignal.abort() });
+  assert.equal(r2.err.name, 'AbortError');
+  assert.equal(r2.span.attributes[ATTR.end], 'canceled');
+  // The app cancels the body: closed, no timeout later.
+  memory.reset();
+  const f = instrumentFetch({ tracerProvider: provider, fetch: timedFetch([[10, sse(ROLE)]]).fetch, firstTokenTimeoutMs: 80 });
+  const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"stream":true}' });
+  const reader = resp.body.getReader();
+  await reader.read();
+  await reader.cancel();
+  await sleep(120);
+  assert.equal(memory.getFinishedSpans()[0].attributes[ATTR.end], 'closed');
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('firstTokenTimeoutMs: enforced when the span is sampled out', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  const off = new BasicTracerProvider({ sampler: new AlwaysOffSampler() });
+  const fake = timedFetch([[10, sse(ROLE)]]);
+  const f = instrumentFetch({ tracerProvider: off, fetch: fake.fetch, firstTokenTimeoutMs: 80 });
+  const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"stream":true}' });
+  const r = await read(resp);
+  assert.equal(r.text, sse(ROLE));
+  assert.equal(r.err.name, 'TimeoutError');
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('idleTimeoutMs: a pause after content cuts; time the app holds a chunk does not count', async () => {
+  const before = 0;
+  const made = wrapperTimers.created();
+  let r = await timed(timedFetch([[10, sse(ROLE)], [30, sse(content('a'))], [60, sse(': keep-alive')], [90, sse(': keep-alive')]]), { idleTimeoutMs: 150 });
+  assert.equal(r.err.name, 'TimeoutError');
+  assert.match(r.err.message, /idleTimeoutMs/);
+  assert.ok(r.elapsed >= 179 && r.elapsed < 450, `cut after ${r.elapsed} ms`); // keep-alives do not end a pause
+  assert.equal(r.text, sse(ROLE) + sse(content('a')) + sse(': keep-alive') + sse(': keep-alive'));
+  assert.equal(r.span.attributes[ATTR.end], 'timeout');
+  assert.equal(r.span.attributes['error.type'], 'timeout');
+  assert.equal(r.span.attributes[ATTR.contentCount], 1);
+  // Chunks every 60 ms, the app holding each for 200 ms: never idle.
+  const frames = [[10, sse(content('a'))]];
+  for (let i = 1; i <= 3; i++) frames.push([10 + 60 * i, sse(content('b'))]);
+  frames.push([200, sse('[DONE]')]);
+  r = await timed(timedFetch(frames, { end: true }), { idleTimeoutMs: 100, hold: 200 });
+  assert.equal(r.err, undefined);
+  assert.equal(r.span.attributes[ATTR.end], 'completed');
+  // With a first-token limit: the first one until content, then the idle one.
+  r = await timed(timedFetch([[10, sse(ROLE)], [80, sse(content('a'))], [160, sse(content('b'))], [240, sse(content('c'))]]), { firstTokenTimeoutMs: 1000, idleTimeoutMs: 120 });
+  assert.equal(r.err.name, 'TimeoutError');
+  assert.ok(r.elapsed >= 359 && r.elapsed < 700, `cut after ${r.elapsed} ms`);
+  assert.equal(r.span.attributes[ATTR.contentCount], 3);
+  assert.equal(activeTimers(), before, 'a timer left behind');
+  assert.ok(wrapperTimers.created() > made, 'no timer was started');
+});
+
+test('timeout options are checked when wrapping', () => {
+  for (const name of ['firstTokenTimeoutMs', 'idleTimeoutMs']) {
+    for (const v of [0, -1, NaN, Infinity, 2 ** 31, '500', true, {}]) {
+      assert.throws(() => instrumentFetch({ fetch: async () => new Response(''), [name]: v }), (e) => e instanceof RangeError && e.message.includes(name), `${name}=${String(v)}`);
+    }
+    assert.equal(typeof instrumentFetch({ fetch: async () => new Response(''), [name]: 2.5 }), 'function');
+    assert.equal(typeof instrumentFetch({ fetch: async () => new Response(''), [name]: undefined }), 'function');
+  }
 });
