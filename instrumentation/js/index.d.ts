@@ -13,6 +13,22 @@ export interface InstrumentFetchOptions {
   eventsBeforeContent?: number;
   /** ttft.chunk events recorded after the first content chunk (default 0; negative: every chunk). */
   eventsAfterContent?: number;
+  /**
+   * Milliseconds from the fetch call within which a streamed call must deliver its first
+   * content, reasoning or tool-call chunk (default: no limit). Past it the wrapper cuts the
+   * call: before the headers the fetch rejects, after them the SDK's read fails, with a
+   * DOMException named TimeoutError; the span gets ttft.stream.end=timeout, error.type=timeout
+   * (derived outcome timeout_first_token). A number in (0, 2147483647]; anything else throws
+   * a RangeError when wrapping.
+   */
+  firstTokenTimeoutMs?: number;
+  /**
+   * After the first content, the longest pause between non-keep-alive chunks (what
+   * ttft.max_chunk_gap measures) before the wrapper cuts the stream the same way (derived
+   * outcome timeout_idle; default: no limit). Time the app holds a chunk is not counted.
+   * A number in (0, 2147483647]; anything else throws a RangeError when wrapping.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Returns a fetch that records the ttft.chunk contract for streamed LLM responses. */

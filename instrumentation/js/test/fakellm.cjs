@@ -18,6 +18,18 @@ const scenarios = [
   // The JS SDKs abort their own request when the caller's signal fires,
   // without its reason: the wrapper sees a cancel, not a timeout (README).
   { name: 'stall', stream: true, timeout: 600, outcome: 'closed', timeline: [[40, 'role'], [60, 'stall']] },
+  // The wrapper's own limits (options: instrumentFetch options; cutAt: when
+  // the wrapper must cut, ms after the call).
+  { name: 'stall_first_token_timeout', stream: true, options: { firstTokenTimeoutMs: 500 }, cutAt: 500, outcome: 'timeout_first_token',
+    timeline: [[40, 'role'], [60, 'keepalive'], [80, 'stall']] },
+  { name: 'stall_before_headers', stream: true, headersAt: 3000, options: { firstTokenTimeoutMs: 400 }, cutAt: 400, outcome: 'timeout_first_token',
+    timeline: [[3040, 'role'], [3100, 'content'], [3110, 'finish'], [3120, 'done']] },
+  { name: 'stall_after_content', stream: true, firstContent: 150, options: { firstTokenTimeoutMs: 1000, idleTimeoutMs: 300 }, cutAt: 450, outcome: 'timeout_idle',
+    timeline: [[40, 'role'], [150, 'content'], [160, 'stall']] },
+  { name: 'stall_caller_timeout_first', stream: true, timeout: 300, options: { firstTokenTimeoutMs: 800 }, outcome: 'closed',
+    timeline: [[40, 'role'], [60, 'stall']] },
+  { name: 'limits_not_reached', stream: true, firstContent: 300, options: { firstTokenTimeoutMs: 400, idleTimeoutMs: 200 }, outcome: 'complete',
+    timeline: [[40, 'role'], [300, 'content'], [450, 'content'], [600, 'content'], [610, 'finish'], [615, 'usage'], [620, 'done']] },
   { name: 'closed_without_marker', stream: true, firstContent: 150, outcome: 'closed',
     timeline: [[40, 'role'], [150, 'content'], [200, 'content']] },
   { name: 'caller_abort', stream: true, firstContent: 150, abort: true, outcome: 'closed',
@@ -167,6 +179,8 @@ function startFakeLLM() {
         .end('{"error":{"message":"rate limited","type":"rate_limit_error","code":429,"status":"RESOURCE_EXHAUSTED"},"type":"error"}');
       return;
     }
+    if (sc.headersAt) await sleep(arrived + sc.headersAt - Date.now(), ac.signal);
+    if (ac.signal.aborted) return;
     if (!stream) {
       await sleep(200, ac.signal);
       res.writeHead(200, { 'content-type': 'application/json' }).end(wire.nonStreamed());

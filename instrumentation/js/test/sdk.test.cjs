@@ -79,6 +79,7 @@ function firstContentEvent(span) {
   return ev && ev.time[0] * 1e3 + ev.time[1] / 1e6;
 }
 const startMs = (span) => span.startTime[0] * 1e3 + span.startTime[1] / 1e6;
+const endMs = (span) => span.endTime[0] * 1e3 + span.endTime[1] / 1e6;
 
 test('real SDKs through instrumentFetch', { timeout: 120000 }, async (t) => {
   const llm = await startFakeLLM();
@@ -100,7 +101,7 @@ test('real SDKs through instrumentFetch', { timeout: 120000 }, async (t) => {
     const runCase = async (c) => {
       const ac = new AbortController();
       const signal = c.sc.timeout ? AbortSignal.any([ac.signal, AbortSignal.timeout(c.sc.timeout)]) : ac.signal;
-      const fetch = instrumentFetch({ tracerProvider: provider, attributes: { 'test.case': c.key } });
+      const fetch = instrumentFetch({ tracerProvider: provider, attributes: { 'test.case': c.key }, ...c.sc.options });
       try {
         await c.run(llm.url, fetch, c.sc, signal, () => {
           c.sdkFirst = now();
@@ -142,13 +143,25 @@ test('real SDKs through instrumentFetch', { timeout: 120000 }, async (t) => {
         await new Promise((r) => setTimeout(r, 200));
       }
     }
-    const rows = ['| SDK | scenario | server sent first content | SDK got it (after span start) | first ttft.chunk content | derived ttft.time_to_first_content | Δ derived−SDK | measured_at | outcome | want |', '|---|---|---|---|---|---|---|---|---|---|'];
+    const rows = ['| SDK | scenario | server sent first content | SDK got it (after span start) | first ttft.chunk content | derived ttft.time_to_first_content | Δ derived−SDK | measured_at | outcome | want | ttft.duration | the SDK raised |', '|---|---|---|---|---|---|---|---|---|---|---|---|'];
     for (const c of cases) {
       await t.test(c.key, () => {
         const s = spans.get(c.key);
         assert.ok(s, `no span (SDK error ${c.err})`);
         const ev = firstContentEvent(s);
-        const row = [c.sdk, c.sc.name + (c.firstTry !== undefined ? ` (first try: SDK ${c.firstTry.toFixed(1)} ms after the event; made again)` : ''), c.sc.firstContent ? `${c.sc.firstContent} ms` : '-', '-', '-', '-', '-', '-', '-', c.sc.outcome];
+        const row = [c.sdk, c.sc.name + (c.firstTry !== undefined ? ` (first try: SDK ${c.firstTry.toFixed(1)} ms after the event; made again)` : ''), c.sc.firstContent ? `${c.sc.firstContent} ms` : '-', '-', '-', '-', '-', '-', '-', c.sc.outcome, '-',
+          c.err ? `${c.err.constructor.name}${c.err.name && c.err.name !== c.err.constructor.name ? ` (${c.err.name})` : ''}` : '-'];
+        if (c.sc.cutAt) {
+          // The wrapper's own limit cut the call: at the limit (after the
+          // call started), and the SDK reported a timeout to the app.
+          const took = endMs(s) - startMs(s);
+          assert.ok(took >= c.sc.cutAt - 1 && took <= c.sc.cutAt + 250, `cut ${took.toFixed(1)} ms after start; limit ${c.sc.cutAt} ms`);
+          assert.ok(c.err, 'the SDK raised nothing');
+          assert.match(`${c.err.name} ${c.err.constructor.name} ${c.err.message}`, /time(d )?out/i, 'the SDK did not report a timeout');
+          assert.equal(s.attributes[ATTR.end], 'timeout');
+        } else if (c.sc.options) {
+          assert.notEqual(s.attributes[ATTR.end], 'timeout', 'the wrapper cut a call its limits did not cover');
+        }
         if (c.sc.firstContent) {
           assert.ok(ev !== undefined, `no content event (SDK error ${c.err})`);
           assert.ok(c.sdkFirst !== undefined, `the SDK never handed over content (error ${c.err})`);
@@ -169,6 +182,7 @@ test('real SDKs through instrumentFetch', { timeout: 120000 }, async (t) => {
           assert.ok(d, 'span not exported by the collector');
           row[7] = d.attrs['ttft.measured_at'] || '';
           row[8] = d.attrs['ttft.outcome'] || '';
+          if (d.attrs['ttft.duration'] !== undefined) row[10] = `${(d.attrs['ttft.duration'] * 1e3).toFixed(1)} ms`;
           assert.equal(d.attrs['ttft.outcome'], c.sc.outcome, 'ttft.outcome');
           const ttft = d.attrs['ttft.time_to_first_content'];
           if (!c.sc.firstContent) {
