@@ -43,10 +43,17 @@ type scenario struct {
 	// firstContent is when the server sends the first content, reasoning or
 	// tool-call delta (0: never).
 	firstContent time.Duration
-	// timeout for the client's context; abort: cancel once content arrived.
-	timeout time.Duration
-	abort   bool
-	outcome string // what the processor must derive
+	// timeout for the client's context; abort: cancel once content arrived;
+	// cancelAt: cancel the client's context then.
+	timeout  time.Duration
+	abort    bool
+	cancelAt time.Duration
+	// headersAt holds the response headers back (0: with the first frame).
+	headersAt time.Duration
+	// firstToken: ttftstream.WithFirstTokenTimeout; cutAt: when the
+	// instrumentation must cut the call (after it started).
+	firstToken, cutAt time.Duration
+	outcome           string // what the processor must derive
 }
 
 var scenarios = []scenario{
@@ -63,6 +70,17 @@ var scenarios = []scenario{
 	{name: "rate_limited", stream: true, status: http.StatusTooManyRequests, outcome: "error"},
 	{name: "stall", stream: true, timeout: 600 * time.Millisecond, outcome: "timeout_first_token",
 		timeline: []at{{40, opRole}, {60, opStall}}},
+	// The caller's cancel before any content: not a timeout.
+	{name: "stall_canceled", stream: true, cancelAt: 300 * time.Millisecond, outcome: "closed",
+		timeline: []at{{40, opRole}, {60, opStall}}},
+	// ttftstream's own first-token limit.
+	{name: "stall_first_token_timeout", stream: true, firstToken: 500 * time.Millisecond, cutAt: 500 * time.Millisecond, outcome: "timeout_first_token",
+		timeline: []at{{40, opRole}, {60, opKeepalive}, {80, opStall}}},
+	{name: "stall_before_headers", stream: true, headersAt: 3 * time.Second, firstToken: 400 * time.Millisecond, cutAt: 400 * time.Millisecond, outcome: "timeout_first_token",
+		timeline: []at{{3040, opRole}, {3100, opContent}, {3110, opFinish}, {3120, opDone}}},
+	// The limit ends at the first content; the stream then runs past it.
+	{name: "first_token_limit_not_reached", stream: true, firstContent: 300 * time.Millisecond, firstToken: 400 * time.Millisecond, outcome: "complete",
+		timeline: []at{{40, opRole}, {300, opContent}, {450, opContent}, {600, opContent}, {610, opFinish}, {615, opUsage}, {620, opDone}}},
 	{name: "closed_without_marker", stream: true, firstContent: 150 * time.Millisecond, outcome: "closed",
 		timeline: []at{{40, opRole}, {150, opContent}, {200, opContent}}},
 	{name: "caller_abort", stream: true, firstContent: 150 * time.Millisecond, abort: true, outcome: "closed",
@@ -131,6 +149,15 @@ func fakeLLM(t testing.TB) *httptest.Server {
 		w.Header().Set("Content-Type", wf.contentType())
 		w.Header().Set("Cache-Control", "no-cache")
 		fl := w.(http.Flusher)
+		if sc.headersAt > 0 {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(time.Until(arrived.Add(sc.headersAt))):
+			}
+			w.WriteHeader(http.StatusOK)
+			fl.Flush()
+		}
 		for _, step := range sc.timeline {
 			wait := time.Until(arrived.Add(time.Duration(step.ms) * time.Millisecond))
 			select {

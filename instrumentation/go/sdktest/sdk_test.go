@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -90,8 +91,14 @@ func TestSDKs(t *testing.T) {
 				cancel()
 			}
 		}
+		if o.sc.cancelAt > 0 {
+			defer time.AfterFunc(o.sc.cancelAt, cancel).Stop()
+		}
 		opts := []ttftstream.Option{ttftstream.WithTracerProvider(tp), ttftstream.WithEventsAfterContent(o.eventsAfter),
 			ttftstream.WithAttributes(attribute.String("test.case", o.key()))}
+		if o.sc.firstToken > 0 {
+			opts = append(opts, ttftstream.WithFirstTokenTimeout(o.sc.firstToken))
+		}
 		o.sdkFirst, o.err = d.run(ctx, srv.URL, hc, opts, o.sc, onContent)
 		cancel()
 		return o
@@ -166,7 +173,7 @@ func TestSDKs(t *testing.T) {
 	}
 
 	var table strings.Builder
-	fmt.Fprintf(&table, "| SDK | scenario | server sent first content | SDK got it (after span start) | first ttft.chunk content | derived ttft.time_to_first_content | Δ derived−SDK | measured_at | outcome | want |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&table, "| SDK | scenario | server sent first content | SDK got it (after span start) | first ttft.chunk content | derived ttft.time_to_first_content | Δ derived−SDK | measured_at | outcome | want | ttft.duration | the SDK returned |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range outcomes {
 		t.Run(strings.ReplaceAll(o.key(), "/", "_"), func(t *testing.T) {
 			s, ok := spans[o.key()]
@@ -174,7 +181,7 @@ func TestSDKs(t *testing.T) {
 				t.Fatalf("no span recorded (SDK error: %v)", o.err)
 			}
 			checkSpan(t, o, s)
-			row := []string{o.driver, o.scenario, ms(o.sc.firstContent), "-", "-", "-", "-", "-", "-", o.sc.outcome}
+			row := []string{o.driver, o.scenario, ms(o.sc.firstContent), "-", "-", "-", "-", "-", "-", o.sc.outcome, "-", errText(o.err)}
 			if o.eventsAfter < 0 {
 				row[1] += " (every event)"
 			}
@@ -197,6 +204,9 @@ func TestSDKs(t *testing.T) {
 						row[6] = fmt.Sprintf("%+.3f ms", float64(got.Sub(o.sdkFirst))/1e6)
 					}
 				}
+				if v, ok := d.Attributes["ttft.duration"].(float64); ok {
+					row[10] = fmt.Sprintf("%.1f ms", v*1e3)
+				}
 				row[7], _ = d.Attributes["ttft.measured_at"].(string)
 				row[8], _ = d.Attributes["ttft.outcome"].(string)
 			}
@@ -212,6 +222,21 @@ func TestSDKs(t *testing.T) {
 	if !haveBin {
 		t.Log("distribution not built: derived attributes not checked (make test builds it)")
 	}
+}
+
+// errText is the error an SDK returned, cut for the table.
+func errText(err error) string {
+	if err == nil {
+		return "-"
+	}
+	s := strings.ReplaceAll(err.Error(), "|", "/")
+	if len(s) > 90 {
+		s = s[:90] + "…"
+	}
+	if errors.Is(err, ttftstream.ErrFirstTokenTimeout) {
+		s = "ErrFirstTokenTimeout: " + s
+	}
+	return s
 }
 
 func ms(d time.Duration) string {
@@ -267,6 +292,23 @@ func checkSpan(t *testing.T, o outcome, s tracetest.SpanStub) {
 		if d := ev.Sub(s.StartTime); d < o.sc.firstContent || d > o.sc.firstContent+250*time.Millisecond {
 			t.Errorf("first content %v after span start; the server sent it at %v", d, o.sc.firstContent)
 		}
+	}
+	if o.sc.cutAt > 0 {
+		// ttftstream's limit cut the call at the limit, and the SDK handed
+		// the app an error that says so.
+		if d := s.EndTime.Sub(s.StartTime); d < o.sc.cutAt || d > o.sc.cutAt+250*time.Millisecond {
+			t.Errorf("cut %v after span start; limit %v", d, o.sc.cutAt)
+		}
+		// langchaingo maps a net.Error timeout to its own "request timeout"
+		// error, without the chain.
+		if !errors.Is(o.err, ttftstream.ErrFirstTokenTimeout) && (o.err == nil || !strings.Contains(strings.ToLower(o.err.Error()), "timeout")) {
+			t.Errorf("the SDK returned %v, want ttftstream.ErrFirstTokenTimeout or a timeout of its own", o.err)
+		}
+		if v, _ := attrOf(s, ttftstream.AttrStreamEnd); v.AsString() != "timeout" {
+			t.Errorf("ttft.stream.end = %q", v.AsString())
+		}
+	} else if o.sc.firstToken > 0 && errors.Is(o.err, ttftstream.ErrFirstTokenTimeout) {
+		t.Errorf("the limit cut a call it did not cover: %v", o.err)
 	}
 	if v, ok := attrOf(s, "gen_ai.request.stream"); !ok || v.AsBool() != o.sc.stream {
 		t.Errorf("gen_ai.request.stream = %v, want %v", v.Emit(), o.sc.stream)

@@ -25,7 +25,8 @@ type config struct {
 	provider      string
 	attrs         []attribute.KeyValue
 	beforeContent int
-	afterContent  int // < 0: every chunk
+	afterContent  int           // < 0: every chunk
+	firstToken    time.Duration // > 0: WithFirstTokenTimeout
 	now           func() time.Time
 }
 
@@ -73,6 +74,29 @@ func WithEventsBeforeContent(n int) Option {
 // n < 0 records one event per chunk, unbounded.
 func WithEventsAfterContent(n int) Option {
 	return func(c *config) { c.afterContent = n }
+}
+
+// WithFirstTokenTimeout cuts a streamed call that has delivered no content,
+// reasoning or tool-call chunk within d of the request (the moment TTFT is
+// measured from): the request's context is cancelled with a cause, the
+// round trip or the SDK's pending (or next) body read returns an error that
+// errors.Is ErrFirstTokenTimeout and is a net.Error whose Timeout() is true,
+// and the span gets ttft.stream.end=timeout, error.type=timeout, so the
+// processor derives ttft.outcome=timeout_first_token. The bytes read before
+// are unchanged. The timer is stopped at the first content, at the end of
+// the call, when parsing stops and for a response that is no stream; the
+// caller's own cancel or deadline wins. d <= 0: no limit (the default). A
+// call that asked for no stream gets none. Unlike a context deadline, the
+// limit ends at the first content: the rest of the stream may take as long as
+// it takes.
+func WithFirstTokenTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.firstToken = d
+		} else {
+			c.firstToken = 0
+		}
+	}
 }
 
 func newConfig(opts []Option) *config {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -42,6 +43,77 @@ const (
 	endStreamErr = "stream_error" // the stream carried an error event
 )
 
+// ErrFirstTokenTimeout is what the round trip or a body read returns when
+// WithFirstTokenTimeout cut the call (test it with errors.Is; the error is
+// also a net.Error whose Timeout() is true).
+var ErrFirstTokenTimeout = errors.New("ttftstream: first token timeout")
+
+type timeoutError struct{ limit time.Duration }
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("ttftstream: first token timeout: no content within %v", e.limit)
+}
+func (e *timeoutError) Timeout() bool        { return true }
+func (e *timeoutError) Temporary() bool      { return true }
+func (e *timeoutError) Is(target error) bool { return target == ErrFirstTokenTimeout }
+
+// firstTokenLimit is one call's WithFirstTokenTimeout: a timer that cancels
+// the request's context with a timeoutError as its cause, unless it was
+// stopped first (first content, end, parse failure, no stream) or the
+// caller's context ended first.
+type firstTokenLimit struct {
+	state atomic.Int32 // limitArmed, limitStopped, limitFired
+	timer *time.Timer
+	err   *timeoutError
+}
+
+const (
+	limitArmed int32 = iota
+	limitStopped
+	limitFired
+)
+
+func (l *firstTokenLimit) stop() {
+	if l != nil && l.state.CompareAndSwap(limitArmed, limitStopped) {
+		l.timer.Stop()
+	}
+}
+
+func (l *firstTokenLimit) fired() bool { return l != nil && l.state.Load() == limitFired }
+
+// limitFirstToken arms the limit: r.ctx becomes a child of the caller's
+// context that the timer cancels.
+func (r *recorder) limitFirstToken(d time.Duration) {
+	parent := r.ctx
+	ctx, cancel := context.WithCancelCause(parent)
+	l := &firstTokenLimit{err: &timeoutError{limit: d}}
+	l.timer = time.AfterFunc(d, func() {
+		// The caller's own cancel or deadline wins.
+		if parent.Err() == nil && l.state.CompareAndSwap(limitArmed, limitFired) {
+			cancel(l.err)
+		}
+	})
+	r.ctx, r.limit, r.release = ctx, l, cancel
+}
+
+// cutErr is err, or the timeout error when the limit cut the call (the
+// transport reports the cancelled context in its own words).
+func (r *recorder) cutErr(err error) error {
+	if err != nil && err != io.EOF && r.limit.fired() {
+		return r.limit.err
+	}
+	return err
+}
+
+// requestDone releases what the call holds once the request is over (the
+// response body ended, failed or was closed): the limit's timer and context.
+func (r *recorder) requestDone() {
+	r.limit.stop()
+	if r.release != nil {
+		r.release(nil)
+	}
+}
+
 // Limits that keep a hostile or broken stream from costing memory.
 const (
 	maxLine = 1 << 20 // bytes of one SSE line kept; longer lines are cut
@@ -69,6 +141,9 @@ type recorder struct {
 	failed string // why parsing stopped
 	done   bool
 	status int
+
+	limit   *firstTokenLimit // nil: no WithFirstTokenTimeout for this call
+	release context.CancelCauseFunc
 
 	facts
 
@@ -221,6 +296,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 		r.contentSeen = true
 		r.lastChunk = now
 		record = true
+		r.limit.stop()
 	case !r.contentSeen:
 		record = r.chunks == 1 || r.eventsBefore < r.cfg.beforeContent
 		if record {
@@ -260,6 +336,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 
 // stop ends instrumentation of this stream; the app's reads go on.
 func (r *recorder) stop(reason string) {
+	r.limit.stop() // content can no longer be seen: the limit cannot be told
 	if r.failed == "" {
 		r.failed = reason
 		r.line, r.data, r.eventName = nil, nil, nil
@@ -307,12 +384,15 @@ func (r *recorder) end(how string, err error, now time.Time) {
 		return
 	}
 	r.done = true
+	r.limit.stop()
 	if r.keepOn && len(r.keep) > 0 {
 		r.classifyResponse(r.format, r.keep)
 	}
 	r.keep = nil
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrFirstTokenTimeout):
+			how = endTimeout // before the check of the context, which the cut cancelled
 		case errors.Is(err, context.Canceled) || errors.Is(r.ctx.Err(), context.Canceled):
 			how, err = endCanceled, nil // the app walked away: outcome closed
 		case isTimeout(err):
@@ -401,6 +481,7 @@ type body struct {
 
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
+	err = b.r.cutErr(err)
 	if n > 0 || err != nil {
 		b.mu.Lock()
 		if r := b.r; !r.done {
@@ -418,6 +499,9 @@ func (b *body) Read(p []byte) (int, error) {
 				r.readEnd(err, now)
 			}
 		}
+		if err != nil {
+			b.r.requestDone()
+		}
 		b.mu.Unlock()
 	}
 	return n, err
@@ -429,6 +513,7 @@ func (b *body) Close() error {
 	if !b.r.done {
 		b.r.closeEnd(b.r.cfg.now())
 	}
+	b.r.requestDone()
 	b.mu.Unlock()
 	return err
 }

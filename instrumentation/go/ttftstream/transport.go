@@ -247,9 +247,14 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 		r.own = true
 	}
 	r.ctx = ctx
-	req = req.WithContext(ctx)
-	if !r.span.IsRecording() {
-		// Sampled out: nothing would be kept, so nothing is parsed.
+	if c.firstToken > 0 && !(streamKnown && !stream) {
+		// A call that asked for no stream has no first token to wait for.
+		r.limitFirstToken(c.firstToken)
+	}
+	req = req.WithContext(r.ctx)
+	if !r.span.IsRecording() && r.limit == nil {
+		// Sampled out: nothing would be kept, so nothing is parsed (unless
+		// a limit must see the first content).
 		if r.own {
 			r.span.End()
 		}
@@ -259,13 +264,16 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 	resp, err := next(req)
 	now := c.now()
 	if err != nil {
+		err = r.cutErr(err)
 		r.end(endError, err, now)
+		r.requestDone()
 		return resp, err
 	}
 	r.headers(resp, now)
 	switch {
 	case resp.Body == nil || resp.Body == http.NoBody:
 		r.end(endEOF, nil, now)
+		r.requestDone()
 	case resp.StatusCode >= 400:
 		resp.Body = &body{rc: resp.Body, r: r}
 	case isSSE(resp.Header.Get("Content-Type")):
@@ -274,6 +282,9 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 	default:
 		r.keepOn = strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "json")
 		resp.Body = &body{rc: resp.Body, r: r}
+	}
+	if !r.sse {
+		r.limit.stop() // an error or a non-streamed body: no first token to wait for
 	}
 	return resp, nil
 }
