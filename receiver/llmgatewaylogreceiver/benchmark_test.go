@@ -2,6 +2,7 @@ package llmgatewaylogreceiver
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -101,14 +102,10 @@ func drain(b *testing.B, f receiver.Factory, cfg component.Config, want int64) t
 	return elapsed
 }
 
-// BenchmarkThroughput1MRows reads one 1M-row infro_csv export through the
-// receiver and, in the same run, through stanza's file input + csv_parser
-// alone; it reports both rates and their ratio (the cost of the mapping).
-// Run it with -benchtime=1x: each iteration reads 1M rows twice.
-func BenchmarkThroughput1MRows(b *testing.B) {
-	const rows = 1_000_000
-	dir := b.TempDir()
-	path := filepath.Join(dir, "export.csv")
+// writeBenchExport writes a rows-row infro_csv export (with header) into dir.
+func writeBenchExport(b *testing.B, dir string, rows int) string {
+	b.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("export-%d.csv", rows))
 	fh, err := os.Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -121,21 +118,38 @@ func BenchmarkThroughput1MRows(b *testing.B) {
 	if err = fh.Close(); err != nil {
 		b.Fatal(err)
 	}
+	return path
+}
 
+// pipelines are the receiver and its peer, both reading path: the receiver
+// with its default config, the peer as stanzaCSVType.
+func pipelines(b *testing.B, path string) (rcv, peer func(b *testing.B, rows int64) time.Duration) {
+	b.Helper()
 	rcvCfg := createDefaultConfig()
 	rcvCfg.InputConfig.Include = []string{path}
 	rcvCfg.InputConfig.PollInterval = 20 * time.Millisecond
-	if err = rcvCfg.Validate(); err != nil {
+	if err := rcvCfg.Validate(); err != nil {
 		b.Fatal(err)
 	}
-	baseCfg := newStanzaCSVConfig(path)
-	baseFactory := adapter.NewFactory(stanzaCSVType{}, component.StabilityLevelDevelopment)
+	peerCfg := newStanzaCSVConfig(path)
+	peerFactory := adapter.NewFactory(stanzaCSVType{}, component.StabilityLevelDevelopment)
+	rcv = func(b *testing.B, rows int64) time.Duration { return drain(b, NewFactory(), rcvCfg, rows) }
+	peer = func(b *testing.B, rows int64) time.Duration { return drain(b, peerFactory, peerCfg, rows) }
+	return rcv, peer
+}
 
+// BenchmarkThroughput1MRows reads one 1M-row infro_csv export through the
+// receiver and, in the same run, through stanza's file input + csv_parser
+// alone; it reports both rates and their ratio (the cost of the mapping).
+// Run it with -benchtime=1x: each iteration reads 1M rows twice.
+func BenchmarkThroughput1MRows(b *testing.B) {
+	const rows = 1_000_000
+	rcv, peer := pipelines(b, writeBenchExport(b, b.TempDir(), rows))
 	var recv, base time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		base += drain(b, baseFactory, baseCfg, rows)
-		recv += drain(b, NewFactory(), rcvCfg, rows)
+		base += peer(b, rows)
+		recv += rcv(b, rows)
 	}
 	b.StopTimer()
 	recvRate := float64(rows*b.N) / recv.Seconds()
@@ -143,6 +157,30 @@ func BenchmarkThroughput1MRows(b *testing.B) {
 	b.ReportMetric(recvRate, "receiver_rows/s")
 	b.ReportMetric(baseRate, "stanza_csv_rows/s")
 	b.ReportMetric(recvRate/baseRate, "ratio")
+}
+
+// BenchmarkPipeline is one of the two pipelines of BenchmarkThroughput1MRows
+// on a smaller export, for profiles and instruction counts of each alone:
+// the difference between the two sizes (callgrind, -benchtime 1x) is the
+// cost of the extra rows without the pipeline's start and stop.
+func BenchmarkPipeline(b *testing.B) {
+	dir := b.TempDir()
+	for _, rows := range []int{10_000, 50_000} {
+		rcv, peer := pipelines(b, writeBenchExport(b, dir, rows))
+		for _, p := range []struct {
+			name string
+			run  func(*testing.B, int64) time.Duration
+		}{{"stanza_csv", peer}, {"receiver", rcv}} {
+			b.Run(fmt.Sprintf("%s/rows=%d", p.name, rows), func(b *testing.B) {
+				b.ReportAllocs()
+				var d time.Duration
+				for i := 0; i < b.N; i++ {
+					d += p.run(b, int64(rows))
+				}
+				b.ReportMetric(float64(rows*b.N)/d.Seconds(), "rows/s")
+			})
+		}
+	}
 }
 
 // BenchmarkMapRow is the mapping alone on one parsed infro_csv row.
@@ -171,11 +209,19 @@ func benchMapEntry(b *testing.B, toPdata bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	built, err := ops[1].Build(componenttest.NewNopTelemetrySettings())
-	if err != nil {
-		b.Fatal(err)
+	var op *mapOperator
+	for _, c := range ops {
+		if mc, ok := c.Builder.(*mapConfig); ok {
+			built, err := mc.Build(componenttest.NewNopTelemetrySettings())
+			if err != nil {
+				b.Fatal(err)
+			}
+			op = built.(*mapOperator)
+		}
 	}
-	op := built.(*mapOperator)
+	if op == nil {
+		b.Fatal("no mapping operator")
+	}
 	row := infroRow(nil)
 	ctx := context.Background()
 	b.ReportAllocs()

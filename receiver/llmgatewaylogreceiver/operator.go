@@ -83,10 +83,8 @@ func operators(c *Config) ([]operator.Config, error) {
 		p.HeaderAttribute = headerAttribute
 		p.FieldDelimiter = c.Delimiter
 		p.ParseTo = entry.RootableField{Field: entry.NewBodyField()}
-		// A file without a header line cannot be parsed; let the mapping count it.
-		p.IfExpr = fmt.Sprintf(`attributes[%q] != nil`, headerAttribute)
 		p.OnError = helper.SendOnErrorQuiet // the mapping counts and logs bad rows
-		ops = append(ops, operator.NewConfig(p))
+		ops = append(ops, operator.NewConfig(&csvConfig{Config: *p}))
 	} else {
 		p := jsonparser.NewConfigWithID("llm_gateway_log_json")
 		p.ParseTo = entry.RootableField{Field: entry.NewBodyField()}
@@ -108,6 +106,61 @@ func operators(c *Config) ([]operator.Config, error) {
 		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
 	}))
 	return ops, nil
+}
+
+// csvConfig is stanza's csv_parser behind a guard: a row of a file without
+// a header line (or with one over maxHeaderBytes) cannot be parsed and goes
+// on unparsed, for the mapping to count. The guard is the Go test an
+// `if: attributes[...] != nil` expression on the parser would make, without
+// evaluating an expression per row.
+type csvConfig struct {
+	csvparser.Config
+}
+
+func (c *csvConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
+	op, err := c.Config.Build(set)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := op.(*csvparser.Parser)
+	if !ok {
+		return nil, fmt.Errorf("csv_parser built a %T", op)
+	}
+	return &csvOperator{Parser: p}, nil
+}
+
+type csvOperator struct {
+	*csvparser.Parser
+}
+
+func hasHeader(e *entry.Entry) bool { return e.Attributes[headerAttribute] != nil }
+
+// ProcessBatch parses the rows with a header and passes the others on, in
+// order. The rows of one batch come from one file, so they are all one or
+// the other but for a file whose header appears mid-batch.
+func (c *csvOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
+	var errs []error
+	for len(entries) > 0 {
+		with := hasHeader(entries[0])
+		n := 1
+		for n < len(entries) && hasHeader(entries[n]) == with {
+			n++
+		}
+		if with {
+			errs = append(errs, c.Parser.ProcessBatch(ctx, entries[:n]))
+		} else {
+			errs = append(errs, c.WriteBatch(ctx, entries[:n]))
+		}
+		entries = entries[n:]
+	}
+	return errors.Join(errs...)
+}
+
+func (c *csvOperator) Process(ctx context.Context, e *entry.Entry) error {
+	if !hasHeader(e) {
+		return c.Write(ctx, e)
+	}
+	return c.Parser.Process(ctx, e)
 }
 
 // headerConfig builds the header reader's operator: it stores the header's
