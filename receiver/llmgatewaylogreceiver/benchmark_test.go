@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -197,14 +198,20 @@ func BenchmarkMapRow(b *testing.B) {
 
 // BenchmarkMapEntry adds writing the record as the entry's attributes (the
 // row is cloned each time because the mapping consumes it).
-func BenchmarkMapEntry(b *testing.B) { benchMapEntry(b, false) }
+func BenchmarkMapEntry(b *testing.B) { benchMapEntry(b, false, false) }
 
-// BenchmarkMapEntryToPdata is a row's whole way after the parser: the
-// mapping, the record written into the entry, and stanza's conversion of
-// the entry into a plog record (where the record becomes pdata).
-func BenchmarkMapEntryToPdata(b *testing.B) { benchMapEntry(b, true) }
+// BenchmarkMapEntryToPdata is a parsed row's whole way after the parser (the
+// way of a JSON line): the mapping, the record written into the entry, and
+// stanza's conversion of the entry into a plog record (where the record
+// becomes pdata).
+func BenchmarkMapEntryToPdata(b *testing.B) { benchMapEntry(b, true, false) }
 
-func benchMapEntry(b *testing.B, toPdata bool) {
+// BenchmarkMapCSVLineToPdata is the same row as a CSV line, as the file
+// input passes it on: read into its fields under the file's header, mapped,
+// written and converted.
+func BenchmarkMapCSVLineToPdata(b *testing.B) { benchMapEntry(b, true, true) }
+
+func benchMapEntry(b *testing.B, toPdata, csvLine bool) {
 	ops, err := operators(createDefaultConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -223,6 +230,14 @@ func benchMapEntry(b *testing.B, toPdata bool) {
 		b.Fatal("no mapping operator")
 	}
 	row := infroRow(nil)
+	var line strings.Builder
+	for i, c := range gatewayexport.Columns {
+		if i > 0 {
+			line.WriteByte(',')
+		}
+		line.WriteString(row[c].(string))
+	}
+	header := strings.Join(gatewayexport.Columns, ",")
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -230,7 +245,12 @@ func benchMapEntry(b *testing.B, toPdata bool) {
 		if toPdata {
 			e.Attributes = map[string]any{"log.file.name": "export.csv", "log.file.record_number": int64(7)}
 		}
-		e.Body = maps.Clone(row)
+		if csvLine {
+			e.Attributes[headerAttribute] = header
+			e.Body = line.String()
+		} else {
+			e.Body = maps.Clone(row)
+		}
 		if !op.mapEntry(ctx, e) {
 			b.Fatal("skipped")
 		}

@@ -126,6 +126,8 @@ var presets = map[string]preset{
 // field is one resolved source of a value: candidate names, each also split
 // on dots for nested JSON objects.
 type field struct {
+	// id numbers the spec's fields (csvColumns.fields is indexed by it).
+	id    int
 	names []string
 	paths [][]string
 }
@@ -202,6 +204,16 @@ type spec struct {
 	rows                                    *derive.GatewayFormat
 }
 
+// fields lists the spec's fields, in id order.
+func (s *spec) fields() []*field {
+	return []*field{
+		&s.ttft, &s.start, &s.firstToken, &s.end, &s.duration,
+		&s.model, &s.provider, &s.route, &s.prompt, &s.cached, &s.completion,
+		&s.attempts, &s.retries, &s.fallbackIndex, &s.trail,
+		&s.stream, &s.errorType, &s.status, &s.id, &s.parent,
+	}
+}
+
 func pick(user string, def []string) field {
 	if user != "" {
 		return newField(user)
@@ -227,6 +239,9 @@ func newSpec(format string, m MappingConfig) (*spec, error) {
 		stream: pick(m.Stream, p.stream), errorType: pick(m.ErrorType, p.errorType),
 		id: pick(m.RequestID, p.id), parent: pick(m.ParentRequestID, p.parent),
 		status: pick(m.Status, p.status),
+	}
+	for i, f := range s.fields() {
+		f.id = i
 	}
 	if s.parent.set() && !s.id.set() {
 		return nil, errors.New("mapping::request_id: needed with mapping::parent_request_id (a fallback row names its parent row's request id)")

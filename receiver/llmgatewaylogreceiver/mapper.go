@@ -55,62 +55,100 @@ type mapped struct {
 
 // mapRow maps one parsed row. A non-empty reason means the row is skipped.
 func (m *mapper) mapRow(row map[string]any) (out mapped, reason string) {
-	s := m.spec
-	in := derive.GatewayRow{
-		Provider: str(s.provider, row), Model: str(s.model, row), Route: str(s.route, row),
-	}
-	if s.status.set() {
-		v, _, ok := s.status.get(row)
-		word := ""
-		if ok {
-			word = strings.ToLower(strings.TrimSpace(scalarString(v)))
-		}
-		if word == "" {
-			return out, reasonMissingStatus
-		}
-		o, known := s.statuses[word]
-		switch {
-		case !known:
-			return out, reasonUnknownStatus
-		case o == statusSkip:
-			return out, reasonNotFinished
-		}
-		in.Outcome = o
-	}
-	if in.Outcome == record.OutcomeError {
-		in.ErrorText = str(s.errorType, row)
-	}
-	in.TTFT, in.TTFTName, _ = s.ttft.get(row)
-	if in.FirstToken, _, _ = s.firstToken.get(row); in.FirstToken != nil {
-		in.FirstTokenName = s.firstToken.names[0]
-	}
-	in.Start, _, _ = s.start.get(row)
-	in.End, _, _ = s.end.get(row)
-	in.Duration, _, _ = s.duration.get(row)
-	in.Stream, _, _ = s.stream.get(row)
-	in.PromptTokens, _, _ = s.prompt.get(row)
-	in.CachedTokens, _, _ = s.cached.get(row)
-	in.OutputTokens, _, _ = s.completion.get(row)
-	in.Attempts, _, _ = s.attempts.get(row)
-	in.Retries, _, _ = s.retries.get(row)
-	in.Trail, _, _ = s.trail.get(row)
-	in.FallbackIndex, _, _ = s.fallbackIndex.get(row)
-	if s.parent.set() {
-		in.ID, in.ParentID = str(s.id, row), str(s.parent, row)
-	}
-	if reason = m.derive.FromGatewayRow(s.rows, &in, &out.row); reason != "" {
+	v := rowView{row: row}
+	if reason = m.mapView(&v, &out.row); reason != "" {
 		return out, reason
 	}
 	out.rec, out.at, out.hasTime = out.row.Record, out.row.Start, out.row.HasStart
 	return out, ""
 }
 
-func str(f field, row map[string]any) string {
-	v, _, ok := f.get(row)
+// mapView maps one row, a parsed object or a CSV line's fields, into out.
+// A non-empty reason means the row is skipped.
+func (m *mapper) mapView(v *rowView, out *derive.GatewayRecord) (reason string) {
+	s := m.spec
+	in := derive.GatewayRow{
+		Provider: v.str(&s.provider), Model: v.str(&s.model), Route: v.str(&s.route),
+	}
+	if s.status.set() {
+		word := strings.ToLower(v.str(&s.status))
+		if word == "" {
+			return reasonMissingStatus
+		}
+		o, known := s.statuses[word]
+		switch {
+		case !known:
+			return reasonUnknownStatus
+		case o == statusSkip:
+			return reasonNotFinished
+		}
+		in.Outcome = o
+	}
+	if in.Outcome == record.OutcomeError {
+		in.ErrorText = v.str(&s.errorType)
+	}
+	in.TTFT, in.TTFTName, _ = v.get(&s.ttft)
+	if in.FirstToken, _, _ = v.get(&s.firstToken); in.FirstToken != nil {
+		in.FirstTokenName = s.firstToken.names[0]
+	}
+	in.Start, _, _ = v.get(&s.start)
+	in.End, _, _ = v.get(&s.end)
+	in.Duration, _, _ = v.get(&s.duration)
+	in.Stream, _, _ = v.get(&s.stream)
+	in.PromptTokens, _, _ = v.get(&s.prompt)
+	in.CachedTokens, _, _ = v.get(&s.cached)
+	in.OutputTokens, _, _ = v.get(&s.completion)
+	in.Attempts, _, _ = v.get(&s.attempts)
+	in.Retries, _, _ = v.get(&s.retries)
+	in.Trail, _, _ = v.get(&s.trail)
+	in.FallbackIndex, _, _ = v.get(&s.fallbackIndex)
+	if s.parent.set() {
+		in.ID, in.ParentID = v.str(&s.id), v.str(&s.parent)
+	}
+	return m.derive.FromGatewayRow(s.rows, &in, out)
+}
+
+// rowView is one row as the mapping reads it: a parsed object (JSON
+// formats, tests), or the fields of a CSV line under its file's columns,
+// read without building an object from them.
+type rowView struct {
+	row    map[string]any
+	cols   *csvColumns
+	fields []string
+}
+
+// get returns the first of f's candidates present in the row, as
+// field.get does on the object the row's columns would make.
+func (v *rowView) get(f *field) (any, string, bool) {
+	if v.cols == nil {
+		return f.get(v.row)
+	}
+	for i, c := range v.cols.fields[f.id] {
+		if c.exact >= 0 {
+			return v.fields[c.exact], f.names[i], true
+		}
+		if c.head < 0 {
+			continue
+		}
+		if val, ok := walk(v.fields[c.head], f.paths[i][1:]); ok {
+			return val, f.names[i], true
+		}
+	}
+	return nil, "", false
+}
+
+// str is f's value as trimmed text ("" when absent or not a scalar).
+func (v *rowView) str(f *field) string {
+	if v.cols != nil {
+		if cs := v.cols.fields[f.id]; len(cs) > 0 && cs[0].exact >= 0 {
+			return strings.TrimSpace(v.fields[cs[0].exact]) // a CSV field is text
+		}
+	}
+	val, _, ok := v.get(f)
 	if !ok {
 		return ""
 	}
-	return strings.TrimSpace(scalarString(v))
+	return strings.TrimSpace(scalarString(val))
 }
 
 func scalarString(v any) string {

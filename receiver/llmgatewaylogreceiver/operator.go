@@ -17,7 +17,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
-	csvparser "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/parser/csv"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/parser/jsonparser"
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
@@ -28,13 +27,13 @@ import (
 
 // headerAttribute carries each CSV file's header line from the file input's
 // header reader (kept in the checkpoint, so a resumed file still knows it)
-// to the csv_parser's header_attribute.
+// to the mapping, which reads each row under it (csv.go).
 const headerAttribute = "llm_gateway_log.csv_header"
 
 // headerTooLongAttribute marks a file whose header line is longer than
-// maxHeaderBytes: its rows are skipped as header_too_long. The csv_parser
-// splits the header again for every row, so a huge header would cost its
-// length on every row of the file.
+// maxHeaderBytes: its rows are skipped as header_too_long. No real export's
+// header comes close; the bound keeps what the receiver holds per file (the
+// header in the checkpoint, its columns in csvHeaders) small.
 const headerTooLongAttribute = "llm_gateway_log.csv_header_too_long"
 
 // maxHeaderBytes is far beyond any real export's header (hundreds of columns).
@@ -78,14 +77,9 @@ func operators(c *Config) ([]operator.Config, error) {
 		keepPath:          c.InputConfig.IncludeFilePath,
 		format:            c.Format,
 	})}
-	if s.csv {
-		p := csvparser.NewConfigWithID("llm_gateway_log_csv")
-		p.HeaderAttribute = headerAttribute
-		p.FieldDelimiter = c.Delimiter
-		p.ParseTo = entry.RootableField{Field: entry.NewBodyField()}
-		p.OnError = helper.SendOnErrorQuiet // the mapping counts and logs bad rows
-		ops = append(ops, operator.NewConfig(&csvConfig{Config: *p}))
-	} else {
+	// CSV rows are read by the mapping itself (csv.go); JSON lines are
+	// parsed first.
+	if !s.csv {
 		p := jsonparser.NewConfigWithID("llm_gateway_log_json")
 		p.ParseTo = entry.RootableField{Field: entry.NewBodyField()}
 		p.OnError = helper.SendOnErrorQuiet
@@ -106,61 +100,6 @@ func operators(c *Config) ([]operator.Config, error) {
 		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
 	}))
 	return ops, nil
-}
-
-// csvConfig is stanza's csv_parser behind a guard: a row of a file without
-// a header line (or with one over maxHeaderBytes) cannot be parsed and goes
-// on unparsed, for the mapping to count. The guard is the Go test an
-// `if: attributes[...] != nil` expression on the parser would make, without
-// evaluating an expression per row.
-type csvConfig struct {
-	csvparser.Config
-}
-
-func (c *csvConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
-	op, err := c.Config.Build(set)
-	if err != nil {
-		return nil, err
-	}
-	p, ok := op.(*csvparser.Parser)
-	if !ok {
-		return nil, fmt.Errorf("csv_parser built a %T", op)
-	}
-	return &csvOperator{Parser: p}, nil
-}
-
-type csvOperator struct {
-	*csvparser.Parser
-}
-
-func hasHeader(e *entry.Entry) bool { return e.Attributes[headerAttribute] != nil }
-
-// ProcessBatch parses the rows with a header and passes the others on, in
-// order. The rows of one batch come from one file, so they are all one or
-// the other but for a file whose header appears mid-batch.
-func (c *csvOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
-	var errs []error
-	for len(entries) > 0 {
-		with := hasHeader(entries[0])
-		n := 1
-		for n < len(entries) && hasHeader(entries[n]) == with {
-			n++
-		}
-		if with {
-			errs = append(errs, c.Parser.ProcessBatch(ctx, entries[:n]))
-		} else {
-			errs = append(errs, c.WriteBatch(ctx, entries[:n]))
-		}
-		entries = entries[n:]
-	}
-	return errors.Join(errs...)
-}
-
-func (c *csvOperator) Process(ctx context.Context, e *entry.Entry) error {
-	if !hasHeader(e) {
-		return c.Write(ctx, e)
-	}
-	return c.Parser.Process(ctx, e)
 }
 
 // headerConfig builds the header reader's operator: it stores the header's
@@ -268,6 +207,12 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 	if c.spec.parent.set() {
 		o.fallbacks = newFallbackRows(c.fallbacks.Wait, c.fallbacks.MaxPending)
 	}
+	if c.spec.csv {
+		o.headers = &csvHeaders{spec: c.spec, delim: d}
+		if plainDelim(d) {
+			o.sep = string(d)
+		}
+	}
 	return o, nil
 }
 
@@ -284,10 +229,14 @@ type mapOperator struct {
 	// fallbacks holds the rows of requests that may have failed over, for
 	// formats that link a fallback's row to its request's (nil otherwise).
 	fallbacks *fallbackRows
-	clock     clockwork.Clock
-	stop      chan struct{}
-	swept     sync.WaitGroup
-	stopOnce  sync.Once
+	// headers are the CSV files' columns (csv formats; nil otherwise); sep
+	// is the delimiter as text when a plain line may be split on it.
+	headers  *csvHeaders
+	sep      string
+	clock    clockwork.Clock
+	stop     chan struct{}
+	swept    sync.WaitGroup
+	stopOnce sync.Once
 }
 
 // Start starts releasing held requests whose wait is over.
@@ -365,13 +314,18 @@ func (o *mapOperator) Process(ctx context.Context, e *entry.Entry) error {
 // fallback rows is not (it is counted as mapped here), and a request whose
 // rows came together is emitted from here as one record.
 func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
-	row, isRow := e.Body.(map[string]any)
 	var reason string
 	var m mapped
-	if !isRow {
-		reason = o.unparsedReason(e)
+	if row, isRow := e.Body.(map[string]any); isRow {
+		v := rowView{row: row}
+		reason = o.mapper.mapView(&v, &m.row)
+	} else if o.headers != nil {
+		var drop bool
+		if reason, drop = o.mapCSV(e, &m.row); drop {
+			return false
+		}
 	} else {
-		m, reason = o.mapper.mapRow(row)
+		reason = o.unparsedReason(e)
 	}
 	if reason != "" {
 		o.tel.skipped(ctx, reason)
@@ -455,6 +409,36 @@ func (o *mapOperator) writeReleased(ctx context.Context, rel []released) {
 	if err := o.WriteBatch(ctx, kept); err != nil {
 		o.Logger().Warn("emitting held gateway rows", zap.Error(err))
 	}
+}
+
+// mapCSV reads e's CSV line under its file's header and maps it into
+// out. A line that does not read into the header's columns is skipped
+// with unparsedReason's reason. drop is a row whose header attribute is not
+// text: stanza's csv_parser logs it and passes nothing on.
+func (o *mapOperator) mapCSV(e *entry.Entry, out *derive.GatewayRecord) (reason string, drop bool) {
+	h := e.Attributes[headerAttribute]
+	if h == nil {
+		return o.unparsedReason(e), false
+	}
+	header, ok := h.(string)
+	if !ok {
+		o.Logger().Error("header must be string", zap.String("type", fmt.Sprintf("%T", h)))
+		return "", true
+	}
+	cols := o.headers.columns(header)
+	line, ok := csvLine(e.Body)
+	if !ok {
+		return o.unparsedReason(e), false
+	}
+	fields, err := splitCSVRow(line, o.delimiter, o.sep)
+	if err != nil || len(fields) != len(cols.names) {
+		return o.unparsedReason(e), false
+	}
+	v := rowView{cols: cols, fields: fields}
+	if reason = o.mapper.mapView(&v, out); reason == "" && o.keepRow {
+		e.Body = cols.object(fields)
+	}
+	return reason, false
 }
 
 // unparsedReason tells why the parser left the row as text.
