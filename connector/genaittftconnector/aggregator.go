@@ -11,49 +11,26 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// The exported histograms of one series, in metric order.
-const (
-	histTTFT = iota
-	histFirstChunk
-	histMaxChunkGap
-	histDuration
-	numHists
-)
-
-var histNames = [numHists]string{
-	"ttft.time_to_first_token", "ttft.time_to_first_chunk", "ttft.max_chunk_gap", "ttft.duration",
-}
-
-var histDescriptions = [numHists]string{
-	"Time to first token of streamed requests: first content where known, else first chunk (see ttft.measured_at).",
-	"Time to the first streamed chunk of any kind, content or not.",
-	"Longest pause between consecutive chunks after first content.",
-	"Total duration of streamed requests.",
-}
-
-// histSeries holds the four exported histograms of one attribute set.
+// histSeries holds the four exported histograms of one attribute set,
+// indexed by signal.
 type histSeries struct {
-	attrs    pcommon.Map
-	start    pcommon.Timestamp
-	lastSeen time.Time
-	h        [numHists]expohist.Histogram
+	seriesHead
+	start pcommon.Timestamp
+	h     [numSignals]expohist.Histogram
 
 	// Links to the counter (by first_content_seen) and the window series its
 	// key determines, so a record costs one key and one map lookup. Never
 	// set on the overflow series, which mixes keys.
-	req      [2]*sumSeries
-	win      *winSeries
-	overflow bool
+	req [2]*sumSeries
+	win *winSeries
+	own bool
 }
 
 // sumSeries is one ttft.requests counter.
 type sumSeries struct {
-	attrs    pcommon.Map
-	start    pcommon.Timestamp
-	lastSeen time.Time
-	count    uint64
-	// dead marks a dropped series so links to it are re-resolved.
-	dead bool
+	seriesHead
+	start pcommon.Timestamp
+	count uint64
 }
 
 // batchStats counts what one batch did, reported to own telemetry after the
@@ -76,61 +53,37 @@ func (s *batchStats) skip(reason string, n int64) {
 	s.skipped[reason] += n
 }
 
-const (
-	kindHistograms = iota
-	kindRequests
-	kindWindows
-	kindHistogramSources // cumulative histogram series whose last point is kept (metrics.go)
-	numSeriesKinds
-)
-
-var seriesKindNames = [numSeriesKinds]string{"histograms", "requests", "windows", "histogram_sources"}
-
 // aggregator holds every series. It is not safe for concurrent use: the
 // connector serialises access with its lock.
 type aggregator struct {
-	cfg        *Config
-	dims       []dimension
-	instanceID string
-	maxSize    int32
-	limit      int
-	delta      bool
+	cfg     *Config
+	maxSize int32
+	delta   bool
 
-	hist         map[string]*histSeries
-	histOverflow *histSeries
-	reqs         map[string]*sumSeries
-	reqOverflow  *sumSeries
-	windows      *windowStore
+	// tgt is the record in hand's dimension values, handed to each store.
+	tgt     *target
+	hist    table[*histSeries]
+	reqs    table[*sumSeries]
+	windows *windowStore
 	// hin is the metrics→metrics input and its bucketed windows (metrics.go).
 	hin *histInput
-
-	key  keyBuilder
-	vals []string
-	res  *resourceDims
 }
 
 func newAggregator(cfg *Config, instanceID string) (*aggregator, error) {
-	ws, err := newWindowStore(cfg)
-	if err != nil {
-		return nil, err
+	if !cfg.IncludeCollectorInstanceID {
+		instanceID = ""
 	}
-	a := &aggregator{
+	limit := cfg.AggregationCardinalityLimit
+	return &aggregator{
 		cfg:     cfg,
-		dims:    newDimensions(cfg.Dimensions),
 		maxSize: cfg.ExponentialHistogramMaxSize,
-		limit:   cfg.AggregationCardinalityLimit,
 		delta:   cfg.temporality() == pmetric.AggregationTemporalityDelta,
-		hist:    map[string]*histSeries{},
-		reqs:    map[string]*sumSeries{},
-		windows: ws,
-		vals:    make([]string, len(cfg.Dimensions)),
-		res:     newResourceDims(len(cfg.Dimensions)),
+		tgt:     newTarget(cfg.Dimensions, instanceID),
+		hist:    newTable[*histSeries](kindHistograms, limit, true),
+		reqs:    newTable[*sumSeries](kindRequests, limit, true),
+		windows: newWindowStore(cfg),
 		hin:     newHistInput(cfg),
-	}
-	if cfg.IncludeCollectorInstanceID {
-		a.instanceID = instanceID
-	}
-	return a, nil
+	}, nil
 }
 
 // observe aggregates one request record. attrs are the span or log record
@@ -143,51 +96,38 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 		return
 	}
 	st.records++
-	a.res.use(resAttrs)
-	dimValues(a.dims, rec, attrs, a.res, a.vals)
-	ts := pcommon.NewTimestampFromTime(now)
+	a.tgt.res.use(resAttrs)
+	a.tgt.resolve(rec, attrs)
 	failedOver := rec.DidFailOver()
 
 	// Exported histograms: the one lookup every record pays.
-	a.key.reset()
-	a.key.strs(a.vals)
-	a.key.str(rec.Outcome)
-	a.key.str(rec.PromptBand)
-	a.key.str(rec.MeasuredAt)
-	a.key.str(rec.Observer)
-	a.key.flag(failedOver)
-	hs, ok := a.hist[string(a.key.buf)]
+	k := a.hist.keyFor(a.tgt)
+	k.str(rec.Outcome)
+	k.str(rec.PromptBand)
+	k.str(rec.MeasuredAt)
+	k.str(rec.Observer)
+	k.flag(failedOver)
+	hs, ok := a.hist.find()
 	if !ok {
-		if len(a.hist) >= a.limit {
-			st.overflowed[kindHistograms]++
-			if a.histOverflow == nil {
-				a.histOverflow = a.newHistSeries(a.overflowAttrs(), ts)
-				a.histOverflow.overflow = true
+		ts := pcommon.NewTimestampFromTime(now)
+		hs, _, _ = a.hist.add(a.tgt, 5, st, func(attrs pcommon.Map, own bool) *histSeries {
+			if own {
+				attrs.PutStr(record.KeyOutcome, rec.Outcome)
+				putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
+				putNonEmpty(attrs, record.KeyMeasuredAt, rec.MeasuredAt)
+				putNonEmpty(attrs, record.KeyObserver, rec.Observer)
+				attrs.PutBool(attrFailedOver, failedOver)
 			}
-			hs = a.histOverflow
-		} else {
-			attrs := a.seriesAttrs(5)
-			attrs.PutStr(record.KeyOutcome, rec.Outcome)
-			putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
-			putNonEmpty(attrs, record.KeyMeasuredAt, rec.MeasuredAt)
-			putNonEmpty(attrs, record.KeyObserver, rec.Observer)
-			attrs.PutBool(attrFailedOver, failedOver)
-			hs = a.newHistSeries(attrs, ts)
-			a.hist[string(a.key.buf)] = hs
-		}
+			return a.newHistSeries(attrs, ts, own)
+		})
 	}
 	hs.lastSeen = now
-	if v, ok := rec.TTFT(); ok {
-		hs.h[histTTFT].Update(v)
-	}
-	if rec.HasTimeToFirstChunk {
-		hs.h[histFirstChunk].Update(rec.TimeToFirstChunk)
-	}
-	if rec.HasMaxChunkGap {
-		hs.h[histMaxChunkGap].Update(rec.MaxChunkGap)
-	}
-	if rec.HasDuration {
-		hs.h[histDuration].Update(rec.Duration)
+	var sv signalValues
+	sv.read(rec)
+	for i := range hs.h {
+		if sv.ok[i] {
+			hs.h[i].Update(sv.v[i])
+		}
 	}
 
 	// Request counter: the histogram key determines it up to first_content_seen.
@@ -198,70 +138,46 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 	}
 	rs := hs.req[si]
 	if rs == nil || rs.dead {
-		rs = a.requestSeries(rec, seen, ts, st)
-		if !hs.overflow && rs != a.reqOverflow {
+		var own bool
+		rs, own = a.requestSeries(rec, seen, now, st)
+		if hs.own && own {
 			hs.req[si] = rs
 		}
 	}
 	rs.lastSeen = now
 	rs.count++
 
-	if !a.windows.observe(a, hs, rec, now) {
-		st.overflowed[kindWindows]++
+	link := &hs.win
+	if !hs.own {
+		link = nil
 	}
+	a.windows.observe(a.tgt, link, rec, &sv, now, st)
 }
 
-// requestSeries finds or creates the ttft.requests series of a record.
-func (a *aggregator) requestSeries(rec *record.Record, seen bool, ts pcommon.Timestamp, st *batchStats) *sumSeries {
-	a.key.reset()
-	a.key.strs(a.vals)
-	a.key.str(rec.Outcome)
-	a.key.str(rec.PromptBand)
-	a.key.flag(seen)
-	if rs, ok := a.reqs[string(a.key.buf)]; ok {
-		return rs
-	}
-	if len(a.reqs) >= a.limit {
-		st.overflowed[kindRequests]++
-		if a.reqOverflow == nil {
-			a.reqOverflow = &sumSeries{attrs: a.overflowAttrs(), start: ts}
+// requestSeries finds or creates the ttft.requests series of a record, and
+// reports whether it is the record's own (not the overflow series).
+func (a *aggregator) requestSeries(rec *record.Record, seen bool, now time.Time, st *batchStats) (*sumSeries, bool) {
+	k := a.reqs.keyFor(a.tgt)
+	k.str(rec.Outcome)
+	k.str(rec.PromptBand)
+	k.flag(seen)
+	rs, own, _ := a.reqs.get(a.tgt, 3, st, func(attrs pcommon.Map, own bool) *sumSeries {
+		if own {
+			attrs.PutStr(record.KeyOutcome, rec.Outcome)
+			putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
+			attrs.PutBool(attrFirstContentSeen, seen)
 		}
-		return a.reqOverflow
-	}
-	attrs := a.seriesAttrs(3)
-	attrs.PutStr(record.KeyOutcome, rec.Outcome)
-	putNonEmpty(attrs, record.KeyPromptBand, rec.PromptBand)
-	attrs.PutBool(attrFirstContentSeen, seen)
-	rs := &sumSeries{attrs: attrs, start: ts}
-	a.reqs[string(a.key.buf)] = rs
-	return rs
+		return &sumSeries{seriesHead: seriesHead{attrs: attrs}, start: pcommon.NewTimestampFromTime(now)}
+	})
+	return rs, own
 }
 
-func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp) *histSeries {
-	hs := &histSeries{attrs: attrs, start: ts}
+func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp, own bool) *histSeries {
+	hs := &histSeries{seriesHead: seriesHead{attrs: attrs}, start: ts, own: own}
 	for i := range hs.h {
 		hs.h[i].Init(a.maxSize)
 	}
 	return hs
-}
-
-// seriesAttrs starts an attribute map with the dimensions and the instance id.
-func (a *aggregator) seriesAttrs(extra int) pcommon.Map {
-	attrs := pcommon.NewMap()
-	attrs.EnsureCapacity(len(a.dims) + extra + 1)
-	putDims(attrs, a.dims, a.vals)
-	putNonEmpty(attrs, attrCollectorInstanceID, a.instanceID)
-	return attrs
-}
-
-// overflowAttrs are the attributes of an overflow series: the marker only,
-// as in spanmetrics, plus the instance id so replicas' overflow series stay
-// apart.
-func (a *aggregator) overflowAttrs() pcommon.Map {
-	attrs := pcommon.NewMap()
-	attrs.PutBool(attrOverflow, true)
-	putNonEmpty(attrs, attrCollectorInstanceID, a.instanceID)
-	return attrs
 }
 
 // expire drops series idle for longer than metrics_expiration, and
@@ -271,40 +187,15 @@ func (a *aggregator) expire(now time.Time) {
 	a.windows.expire(now, exp)
 	a.hin.expire(now)
 	a.hin.windows.expire(now, exp)
-	if exp <= 0 {
-		return
-	}
-	for k, s := range a.hist {
-		if now.Sub(s.lastSeen) > exp {
-			delete(a.hist, k)
-		}
-	}
-	for k, s := range a.reqs {
-		if now.Sub(s.lastSeen) > exp {
-			s.dead = true
-			delete(a.reqs, k)
-		}
-	}
-	if a.histOverflow != nil && now.Sub(a.histOverflow.lastSeen) > exp {
-		a.histOverflow = nil
-	}
-	if a.reqOverflow != nil && now.Sub(a.reqOverflow.lastSeen) > exp {
-		a.reqOverflow.dead = true
-		a.reqOverflow = nil
-	}
+	a.hist.expire(now, exp, nil)
+	a.reqs.expire(now, exp, nil)
 }
 
 // seriesCounts returns the series held per kind, for own telemetry.
 func (a *aggregator) seriesCounts() [numSeriesKinds]int64 {
 	var n [numSeriesKinds]int64
-	n[kindHistograms] = int64(len(a.hist))
-	if a.histOverflow != nil {
-		n[kindHistograms]++
-	}
-	n[kindRequests] = int64(len(a.reqs))
-	if a.reqOverflow != nil {
-		n[kindRequests]++
-	}
+	n[kindHistograms] = int64(a.hist.len())
+	n[kindRequests] = int64(a.reqs.len())
 	n[kindWindows] = int64(a.windows.len() + a.hin.windows.len())
 	n[kindHistogramSources] = int64(len(a.hin.sources))
 	return n
@@ -324,18 +215,18 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	ts := pcommon.NewTimestampFromTime(now)
 	temporality := a.cfg.temporality()
 
-	var hm [numHists]pmetric.Metric
-	var dps [numHists]pmetric.ExponentialHistogramDataPointSlice
+	var hm [numSignals]pmetric.Metric
+	var dps [numSignals]pmetric.ExponentialHistogramDataPointSlice
 	for i := range hm {
 		hm[i] = pmetric.NewMetric()
-		hm[i].SetName(histNames[i])
-		hm[i].SetDescription(histDescriptions[i])
+		hm[i].SetName(signals[i].metric)
+		hm[i].SetDescription(signals[i].description)
 		hm[i].SetUnit("s")
 		eh := hm[i].SetEmptyExponentialHistogram()
 		eh.SetAggregationTemporality(temporality)
 		dps[i] = eh.DataPoints()
 	}
-	add := func(s *histSeries) {
+	a.hist.each(func(s *histSeries) {
 		for i := range s.h {
 			h := &s.h[i]
 			if h.Count() == 0 {
@@ -350,14 +241,8 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 		if a.delta {
 			resetHist(s, ts)
 		}
-	}
-	for _, s := range a.hist {
-		add(s)
 		pause.maybe()
-	}
-	if a.histOverflow != nil {
-		add(a.histOverflow)
-	}
+	})
 	for i := range hm {
 		if dps[i].Len() > 0 {
 			hm[i].MoveTo(sm.Metrics().AppendEmpty())
@@ -371,31 +256,24 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	sum := m.SetEmptySum()
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(temporality)
-	addSum := func(s *sumSeries) {
-		if s.count == 0 {
-			return
+	a.reqs.each(func(s *sumSeries) {
+		if s.count > 0 {
+			dp := sum.DataPoints().AppendEmpty()
+			s.attrs.CopyTo(dp.Attributes())
+			dp.SetStartTimestamp(s.start)
+			dp.SetTimestamp(ts)
+			dp.SetIntValue(int64(s.count))
+			if a.delta {
+				s.count, s.start = 0, ts
+			}
 		}
-		dp := sum.DataPoints().AppendEmpty()
-		s.attrs.CopyTo(dp.Attributes())
-		dp.SetStartTimestamp(s.start)
-		dp.SetTimestamp(ts)
-		dp.SetIntValue(int64(s.count))
-		if a.delta {
-			s.count, s.start = 0, ts
-		}
-	}
-	for _, s := range a.reqs {
-		addSum(s)
 		pause.maybe()
-	}
-	if a.reqOverflow != nil {
-		addSum(a.reqOverflow)
-	}
+	})
 	if sum.DataPoints().Len() > 0 {
 		m.MoveTo(sm.Metrics().AppendEmpty())
 	}
 
-	a.windows.build(a, sm.Metrics(), now, pause)
+	a.windows.build(sm.Metrics(), now, pause)
 	a.hin.windows.build(sm.Metrics(), now)
 	return md
 }

@@ -182,7 +182,7 @@ func (c *ttftConnector) aggregate(p *pendingBatch, st *batchStats) {
 		it := &p.items[i]
 		c.agg.observe(&it.rec, it.attrs, it.res, now, st)
 	}
-	c.agg.res.forget()
+	c.agg.tgt.res.forget()
 	c.mu.Unlock()
 	clear(p.items)
 	p.items = p.items[:0]

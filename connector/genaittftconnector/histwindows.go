@@ -28,9 +28,8 @@ const (
 // bucketSeries is the window of one (dims, measured_at, observer,
 // failed_over, bucket kind) fed by histogram inputs.
 type bucketSeries struct {
-	attrs      pcommon.Map
+	seriesHead
 	measuredAt string
-	lastSeen   time.Time
 	w          *bucketed.Window
 }
 
@@ -39,14 +38,13 @@ type bucketSeries struct {
 // sketch of exact samples.
 type bucketStore struct {
 	cfg      *Config
-	series   map[string]*bucketSeries
+	series   table[*bucketSeries]
 	policies []recommend.Policy
 	qlabels  []string
-	key      keyBuilder
 }
 
 func newBucketStore(cfg *Config) *bucketStore {
-	bs := &bucketStore{cfg: cfg, series: map[string]*bucketSeries{}}
+	bs := &bucketStore{cfg: cfg, series: newTable[*bucketSeries](kindWindows, cfg.AggregationCardinalityLimit, false)}
 	for _, p := range cfg.Policies {
 		// Histograms hold the producer's TTFT only: policies on other
 		// signals (chunk gaps, durations) have nothing to read here.
@@ -60,31 +58,27 @@ func newBucketStore(cfg *Config) *bucketStore {
 	return bs
 }
 
-func (bs *bucketStore) len() int { return len(bs.series) }
+func (bs *bucketStore) len() int { return bs.series.len() }
 
-// observe enters an increment into its window; false when the cardinality
-// limit kept it out.
-func (bs *bucketStore) observe(a *aggregator, inc *bucketed.Dist, measuredAt, observer string, failedOver bool, now time.Time) bool {
-	bs.key.reset()
-	bs.key.strs(a.vals)
-	bs.key.str(measuredAt)
-	bs.key.str(observer)
-	bs.key.flag(failedOver)
-	bs.key.buf = append(bs.key.buf, byte(inc.Kind))
-	s, ok := bs.series[string(bs.key.buf)]
-	if !ok {
-		if len(bs.series) >= a.limit {
-			return false
-		}
-		attrs := a.seriesAttrs(5)
+// observe enters an increment into the window of tgt and the source's
+// labels; false when the cardinality limit kept it out.
+func (bs *bucketStore) observe(tgt *target, inc *bucketed.Dist, measuredAt, observer string, failedOver bool, now time.Time, st *batchStats) bool {
+	k := bs.series.keyFor(tgt)
+	k.str(measuredAt)
+	k.str(observer)
+	k.flag(failedOver)
+	k.buf = append(k.buf, byte(inc.Kind))
+	s, _, ok := bs.series.get(tgt, 5, st, func(attrs pcommon.Map, _ bool) *bucketSeries {
 		attrs.PutStr(record.KeyPromptBand, band.Unknown)
 		attrs.PutStr(record.KeyMeasuredAt, measuredAt)
 		attrs.PutStr(record.KeyObserver, observer)
 		attrs.PutBool(attrFailedOver, failedOver)
 		attrs.PutStr(attrResolution, inc.Kind.Resolution())
-		s = &bucketSeries{attrs: attrs, measuredAt: measuredAt,
+		return &bucketSeries{seriesHead: seriesHead{attrs: attrs}, measuredAt: measuredAt,
 			w: bucketed.NewWindow(inc.Kind, bs.cfg.Window, bs.cfg.WindowSlices, bs.cfg.Histograms.MaxBuckets, now)}
-		bs.series[string(bs.key.buf)] = s
+	})
+	if !ok {
+		return false
 	}
 	s.lastSeen = now
 	s.w.Add(inc, now)
@@ -93,11 +87,7 @@ func (bs *bucketStore) observe(a *aggregator, inc *bucketed.Dist, measuredAt, ob
 
 // expire drops windows idle for longer than exp, and those that slid empty.
 func (bs *bucketStore) expire(now time.Time, exp time.Duration) {
-	for k, s := range bs.series {
-		if (exp > 0 && now.Sub(s.lastSeen) > exp) || s.w.Empty(now) {
-			delete(bs.series, k)
-		}
-	}
+	bs.series.expire(now, exp, func(s *bucketSeries) bool { return s.w.Empty(now) })
 }
 
 // gaugeIn returns the gauge named name in ms, appending it when absent, so
@@ -121,7 +111,7 @@ func gaugeIn(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
 // with its cut ratio (an upper bound too). No ttft.censored=true samples
 // and no deadline margin: histograms carry neither outcomes nor durations.
 func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
-	if len(bs.series) == 0 {
+	if bs.series.len() == 0 {
 		return
 	}
 	ts := pcommon.NewTimestampFromTime(now)
@@ -134,10 +124,10 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 		dp.SetDoubleValue(v)
 		return dp.Attributes()
 	}
-	for _, s := range bs.series {
+	bs.series.each(func(s *bucketSeries) {
 		d := s.w.Snapshot(now)
 		if d == nil || d.Total() == 0 {
-			continue
+			return
 		}
 		if !have {
 			samples = gaugeIn(ms, "ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true).")
@@ -182,7 +172,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 			ra.PutStr(attrQuantileBound, "upper")
 			point(cutRatio, s.attrs, r.CutRatio).PutStr(attrPolicy, p.Name)
 		}
-	}
+	})
 	// Drop gauges this call created but left empty.
 	ms.RemoveIf(func(m pmetric.Metric) bool {
 		return m.Type() == pmetric.MetricTypeGauge && m.Gauge().DataPoints().Len() == 0

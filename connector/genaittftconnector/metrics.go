@@ -93,8 +93,8 @@ func (c *ttftConnector) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) 
 	var hs histStats
 	c.mu.Lock()
 	now := c.clock.Now()
-	c.agg.hin.consume(c.agg, md, now, &st, &hs)
-	c.agg.res.forget()
+	c.agg.hin.consume(c.agg.tgt, md, now, &st, &hs)
+	c.agg.tgt.res.forget()
 	c.mu.Unlock()
 	c.finishMetrics(ctx, &st, &hs)
 	return nil
@@ -128,12 +128,12 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 	c.tel.reportHistPoints(ctx, hs.points)
 }
 
-func (h *histInput) consume(a *aggregator, md pmetric.Metrics, now time.Time, st *batchStats, hs *histStats) {
+func (h *histInput) consume(tgt *target, md pmetric.Metrics, now time.Time, st *batchStats, hs *histStats) {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
 		res := rm.Resource().Attributes()
-		a.res.use(res)
+		tgt.res.use(res)
 		resKey := ""
 		sms := rm.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
@@ -156,7 +156,7 @@ func (h *histInput) consume(a *aggregator, md pmetric.Metrics, now time.Time, st
 					dps := hist.DataPoints()
 					for p := 0; p < dps.Len(); p++ {
 						dp := dps.At(p)
-						h.point(a, src, resKey, m.Name(), dp.Attributes(), dp.Flags(), dp.StartTimestamp(), dp.Timestamp(), cumulative,
+						h.point(tgt, src, resKey, m.Name(), dp.Attributes(), dp.Flags(), dp.StartTimestamp(), dp.Timestamp(), cumulative,
 							func() (*bucketed.Dist, string) { return explicitDist(dp, scale, h.cfg.Histograms.MaxBuckets) }, now, st, hs)
 					}
 				case pmetric.MetricTypeExponentialHistogram:
@@ -165,7 +165,7 @@ func (h *histInput) consume(a *aggregator, md pmetric.Metrics, now time.Time, st
 					dps := eh.DataPoints()
 					for p := 0; p < dps.Len(); p++ {
 						dp := dps.At(p)
-						h.point(a, src, resKey, m.Name(), dp.Attributes(), dp.Flags(), dp.StartTimestamp(), dp.Timestamp(), cumulative,
+						h.point(tgt, src, resKey, m.Name(), dp.Attributes(), dp.Flags(), dp.StartTimestamp(), dp.Timestamp(), cumulative,
 							func() (*bucketed.Dist, string) { return expoDist(dp, scale, h.cfg.Histograms.MaxBuckets, hs) }, now, st, hs)
 					}
 				default:
@@ -193,7 +193,7 @@ func unitScale(metricUnit, rowUnit string) float64 {
 
 // point handles one data point: identify the source series, turn a
 // cumulative point into the increment since the last one, window it.
-func (h *histInput) point(a *aggregator, src *HistogramSource, resKey, name string, attrs pcommon.Map, flags pmetric.DataPointFlags,
+func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string, attrs pcommon.Map, flags pmetric.DataPointFlags,
 	start, ts pcommon.Timestamp, cumulative bool, read func() (*bucketed.Dist, string), now time.Time, st *batchStats, hs *histStats) {
 	h.key.reset()
 	h.key.str(name)
@@ -244,15 +244,14 @@ func (h *histInput) point(a *aggregator, src *HistogramSource, resKey, name stri
 		return
 	}
 	h.target(src, attrs)
-	dimValues(a.dims, &h.rec, attrs, a.res, a.vals)
+	tgt.resolve(&h.rec, attrs)
 	failedOver := false
 	if src.FailedOverLabel != "" {
 		if n, err := strconv.ParseInt(attrString(attrs, src.FailedOverLabel), 10, 64); err == nil && n > 0 {
 			failedOver = true
 		}
 	}
-	if !h.windows.observe(a, inc, h.rec.MeasuredAt, src.Observer, failedOver, now) {
-		st.overflowed[kindWindows]++
+	if !h.windows.observe(tgt, inc, h.rec.MeasuredAt, src.Observer, failedOver, now, st) {
 		return
 	}
 	st.records += int64(inc.Total())

@@ -246,7 +246,7 @@ func TestBadHistogramInput(t *testing.T) {
 	wide := pointsWith(points(out, "ttft.window.samples"), map[string]any{record.KeyModel: "wide-expo"})
 	require.Len(t, wide, 1)
 	assert.Equal(t, 10_000.0, wide[0].value, "a 10,000-bucket exponential point is downscaled to max_buckets, not lost")
-	for _, s := range c.agg.hin.windows.series {
+	for _, s := range c.agg.hin.windows.series.byKey {
 		assert.LessOrEqual(t, s.w.SizeBytes(), 24*(1024*8+200)+1000, "a window stays within max_buckets per slice")
 	}
 	assert.Equal(t, map[string]int64{

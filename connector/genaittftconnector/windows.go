@@ -12,40 +12,14 @@ import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/window"
 )
 
-// Signals kept in recommendation windows, indexed like winSeries.w.
-const (
-	sigTTFT = iota
-	sigFirstChunk
-	sigMaxChunkGap
-	sigDuration
-	numSignals
-)
-
-func signalIndex(name string) int {
-	switch name {
-	case recommend.SignalTimeToFirstToken:
-		return sigTTFT
-	case recommend.SignalTimeToFirstChunk:
-		return sigFirstChunk
-	case recommend.SignalMaxChunkGap:
-		return sigMaxChunkGap
-	case recommend.SignalDuration:
-		return sigDuration
-	}
-	return -1
-}
-
 // winSeries holds the recommendation windows of one (dims, band,
 // measured_at): one window per signal in use, so each window is keyed by
 // (dims, band, measured_at, signal). They are separate from the exported
 // histograms: they slide, and they keep the resolution p99.9 needs.
 type winSeries struct {
-	// dead marks a dropped series so links to it are re-resolved.
-	dead       bool
-	attrs      pcommon.Map // dims + band + measured_at (+ instance id)
+	seriesHead // attrs: dims + band + measured_at (+ instance id)
 	route      string
 	measuredAt string
-	lastSeen   time.Time
 	w          [numSignals]*window.Window
 }
 
@@ -59,29 +33,28 @@ type windowStore struct {
 	policies  []policyRef
 	deadline  *recommend.Policy
 	quantiles []string // formatted quantile labels
-	series    map[string]*winSeries
+	series    table[*winSeries]
 	// snaps are reused per signal: each window is merged once per flush.
 	snaps      [numSignals]window.Snapshot
-	key        keyBuilder
 	minSamples int
 }
 
 type policyRef struct {
 	p   recommend.Policy
-	sig int
+	sig signal
 }
 
-func newWindowStore(cfg *Config) (*windowStore, error) {
+func newWindowStore(cfg *Config) *windowStore {
 	ws := &windowStore{
 		cfg:        cfg,
 		routeDim:   -1,
-		series:     map[string]*winSeries{},
+		series:     newTable[*winSeries](kindWindows, cfg.AggregationCardinalityLimit, false),
 		minSamples: cfg.MinSamples,
 	}
 	ws.used[sigTTFT] = true
 	for _, p := range cfg.Policies {
-		sig := signalIndex(p.Signal)
-		if sig < 0 {
+		sig, ok := signalNamed(p.Signal)
+		if !ok {
 			continue // rejected by Config.Validate
 		}
 		ws.used[sig] = true
@@ -101,83 +74,71 @@ func newWindowStore(cfg *Config) (*windowStore, error) {
 	for _, q := range cfg.Quantiles {
 		ws.quantiles = append(ws.quantiles, strconv.FormatFloat(q, 'f', -1, 64))
 	}
-	return ws, nil
+	return ws
 }
 
-func (ws *windowStore) len() int { return len(ws.series) }
+func (ws *windowStore) len() int { return ws.series.len() }
 
 // observe enters a record into its windows as recommend.WindowUse says
-// (samples, censored observations, or not at all). It returns false when
-// the cardinality limit kept the record out.
-func (ws *windowStore) observe(a *aggregator, hs *histSeries, rec *record.Record, now time.Time) bool {
+// (samples, censored observations, or not at all). The series is tgt's with
+// the record's band and measured_at; *link caches it for the caller (link
+// nil: no cache), whose own key determines it.
+func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record, sv *signalValues, now time.Time, st *batchStats) {
 	use, measuredAt, cut, hasCut := recommend.WindowUse(rec, ws.cfg.Censoring)
 	if use == recommend.UseNone {
-		return true
+		return
 	}
-	// The histogram series' key (dims, band, measured_at) determines the
-	// window series; the link saves a lookup per record.
-	s := hs.win
+	var s *winSeries
+	if link != nil {
+		s = *link
+	}
 	if s == nil || s.dead {
-		if s = ws.get(a, rec.PromptBand, measuredAt, now); s == nil {
-			return false
+		var ok bool
+		if s, ok = ws.get(tgt, rec.PromptBand, measuredAt, now, st); !ok {
+			return
 		}
-		if !hs.overflow {
-			hs.win = s
+		if link != nil {
+			*link = s
 		}
 	}
 	s.lastSeen = now
 	if use == recommend.UseCensored {
 		if !hasCut {
-			return true
+			return
 		}
 		ws.window(s, sigTTFT, now).ObserveCensored(cut, now)
-		if ws.used[sigFirstChunk] && !rec.HasTimeToFirstChunk {
+		if ws.used[sigFirstChunk] && !sv.ok[sigFirstChunk] {
 			ws.window(s, sigFirstChunk, now).ObserveCensored(cut, now)
 		}
-		return true
+		return
 	}
-	ttft, _ := rec.TTFT()
-	ws.window(s, sigTTFT, now).Observe(ttft, now)
-	if ws.used[sigFirstChunk] && rec.HasTimeToFirstChunk {
-		ws.window(s, sigFirstChunk, now).Observe(rec.TimeToFirstChunk, now)
+	for i := range sv.v {
+		if ws.used[i] && sv.ok[i] {
+			ws.window(s, signal(i), now).Observe(sv.v[i], now)
+		}
 	}
-	if ws.used[sigMaxChunkGap] && rec.HasMaxChunkGap {
-		ws.window(s, sigMaxChunkGap, now).Observe(rec.MaxChunkGap, now)
-	}
-	if ws.used[sigDuration] && rec.HasDuration {
-		ws.window(s, sigDuration, now).Observe(rec.Duration, now)
-	}
-	return true
 }
 
-func (ws *windowStore) get(a *aggregator, band, measuredAt string, now time.Time) *winSeries {
-	ws.key.reset()
-	ws.key.strs(a.vals)
-	ws.key.str(band)
-	ws.key.str(measuredAt)
-	if s, ok := ws.series[string(ws.key.buf)]; ok {
+func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, st *batchStats) (*winSeries, bool) {
+	k := ws.series.keyFor(tgt)
+	k.str(band)
+	k.str(measuredAt)
+	s, _, ok := ws.series.get(tgt, 2, st, func(attrs pcommon.Map, _ bool) *winSeries {
+		putNonEmpty(attrs, record.KeyPromptBand, band)
+		attrs.PutStr(record.KeyMeasuredAt, measuredAt)
+		s := &winSeries{seriesHead: seriesHead{attrs: attrs}, measuredAt: measuredAt}
+		if ws.routeDim >= 0 {
+			s.route = tgt.vals[ws.routeDim]
+		}
+		// ttft.window.samples is emitted for every window series, even before
+		// its first TTFT sample.
+		ws.window(s, sigTTFT, now)
 		return s
-	}
-	if len(ws.series) >= a.limit {
-		// An overflow window would mix unrelated targets into one
-		// recommendation, which is worse than none: keep it out, count it.
-		return nil
-	}
-	attrs := a.seriesAttrs(2)
-	putNonEmpty(attrs, record.KeyPromptBand, band)
-	attrs.PutStr(record.KeyMeasuredAt, measuredAt)
-	s := &winSeries{attrs: attrs, measuredAt: measuredAt}
-	if ws.routeDim >= 0 {
-		s.route = a.vals[ws.routeDim]
-	}
-	// ttft.window.samples is emitted for every window series, even before
-	// its first TTFT sample.
-	ws.window(s, sigTTFT, now)
-	ws.series[string(ws.key.buf)] = s
-	return s
+	})
+	return s, ok
 }
 
-func (ws *windowStore) window(s *winSeries, sig int, now time.Time) *window.Window {
+func (ws *windowStore) window(s *winSeries, sig signal, now time.Time) *window.Window {
 	if s.w[sig] == nil {
 		s.w[sig] = window.New(ws.cfg.Window, ws.cfg.WindowSlices, now)
 	}
@@ -187,37 +148,27 @@ func (ws *windowStore) window(s *winSeries, sig int, now time.Time) *window.Wind
 // expire drops window series idle for longer than exp, and those whose
 // windows slid empty.
 func (ws *windowStore) expire(now time.Time, exp time.Duration) {
-	for k, s := range ws.series {
-		if exp > 0 && now.Sub(s.lastSeen) > exp {
-			s.dead = true
-			delete(ws.series, k)
-			continue
-		}
-		empty := true
+	ws.series.expire(now, exp, func(s *winSeries) bool {
 		for _, w := range s.w {
 			if w != nil && !w.Empty(now) {
-				empty = false
-				break
+				return false
 			}
 		}
-		if empty {
-			s.dead = true
-			delete(ws.series, k)
-		}
-	}
+		return true
+	})
 }
 
 // takeOutOfRange returns the window samples outside the sketches' range
 // since the last call (own telemetry).
 func (ws *windowStore) takeOutOfRange() uint64 {
 	var n uint64
-	for _, s := range ws.series {
+	ws.series.each(func(s *winSeries) {
 		for _, w := range s.w {
 			if w != nil {
 				n += w.TakeOutOfRange()
 			}
 		}
-	}
+	})
 	return n
 }
 
@@ -235,7 +186,7 @@ func newGauge(name, unit, desc string) pmetric.Metric {
 }
 
 // build appends the window gauges to ms.
-func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Time, pause *pauser) {
+func (ws *windowStore) build(ms pmetric.MetricSlice, now time.Time, pause *pauser) {
 	g := gauges{
 		quantile:    newGauge("ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate."),
 		samples:     newGauge("ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true)."),
@@ -252,10 +203,10 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 		return dp.Attributes()
 	}
 	censoring := ws.cfg.Censoring
-	for _, s := range ws.series {
+	ws.series.each(func(s *winSeries) {
 		pause.maybe()
 		var taken [numSignals]bool
-		snap := func(sig int) *window.Snapshot {
+		snap := func(sig signal) *window.Snapshot {
 			if !taken[sig] {
 				s.w[sig].SnapshotInto(&ws.snaps[sig], now)
 				taken[sig] = true
@@ -298,7 +249,7 @@ func (ws *windowStore) build(a *aggregator, ms pmetric.MetricSlice, now time.Tim
 				ws.addMargin(g.margin, s, snap(sigDuration), r.Seconds, point)
 			}
 		}
-	}
+	})
 	for _, m := range []pmetric.Metric{g.quantile, g.samples, g.recommended, g.cutRatio, g.margin} {
 		if m.Gauge().DataPoints().Len() > 0 {
 			m.MoveTo(ms.AppendEmpty())
