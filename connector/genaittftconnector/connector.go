@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -37,7 +38,7 @@ type ttftConnector struct {
 	next    consumer.Metrics
 	deriver *derive.Deriver
 	tel     *telemetry
-	limiter *logLimiter
+	limiter *owntel.WarnLimiter
 	reread  metric.Int64Counter // records.go
 	repeats *repeatFilter       // records.go
 
@@ -88,7 +89,7 @@ func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, ne
 		next:    next,
 		deriver: d,
 		tel:     tel,
-		limiter: newLogLimiter(logInterval),
+		limiter: owntel.NewWarnLimiter(logInterval),
 		agg:     agg,
 		reread:  reread,
 		repeats: repeats,
@@ -238,7 +239,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		invalid += n
 	}
 	if invalid > 0 {
-		if c.limiter.warn(c.logger, now, "invalid_record", "Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
+		if c.limiter.Warn(c.logger, now, "invalid_record", "Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
 			zap.String("signal", signal), zap.Int64("count", invalid)) {
 			st.logsLimited++
 		}
@@ -248,7 +249,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		overflowed += n
 	}
 	if overflowed > 0 {
-		if c.limiter.warn(c.logger, now, "overflow", "aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
+		if c.limiter.Warn(c.logger, now, "overflow", "aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
 			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed)) {
 			st.logsLimited++
 		}
@@ -286,7 +287,7 @@ func (c *ttftConnector) flush(ctx context.Context) {
 		return
 	}
 	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
-		if c.limiter.warn(c.logger, now, "consume", "Failed to send metrics", zap.Error(err)) {
+		if c.limiter.Warn(c.logger, now, "consume", "Failed to send metrics", zap.Error(err)) {
 			c.tel.rateLimited.Add(ctx, 1)
 		}
 	}

@@ -107,19 +107,19 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 		bad += st.skipped[r]
 	}
 	if bad > 0 {
-		if c.limiter.warn(c.logger, now, "invalid_histogram", "Skipped TTFT histogram points with unusable buckets",
+		if c.limiter.Warn(c.logger, now, "invalid_histogram", "Skipped TTFT histogram points with unusable buckets",
 			zap.Int64("points", bad)) {
 			st.logsLimited++
 		}
 	}
 	if n := st.skipped[skipSourceSeriesLimit]; n > 0 {
-		if c.limiter.warn(c.logger, now, "source_series_limit", "histograms::source_series_limit reached: points of new series are dropped",
+		if c.limiter.Warn(c.logger, now, "source_series_limit", "histograms::source_series_limit reached: points of new series are dropped",
 			zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n)) {
 			st.logsLimited++
 		}
 	}
 	if n := st.overflowed[kindWindows]; n > 0 {
-		if c.limiter.warn(c.logger, now, "histogram_overflow", "aggregation_cardinality_limit reached: histogram increments were not windowed",
+		if c.limiter.Warn(c.logger, now, "histogram_overflow", "aggregation_cardinality_limit reached: histogram increments were not windowed",
 			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("points", n)) {
 			st.logsLimited++
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -426,7 +427,7 @@ func newRepeatFilter(set component.TelemetrySettings, cfg RecordsConfig, clock c
 		return nil, err
 	}
 	return &repeatFilter{clock: clock, mem: newCallMemory(cfg.RememberCalls, cfg.RememberFor), count: count,
-		attrs: metric.WithAttributeSet(attribute.NewSet(attribute.String("part", splitPartNames[splitRepeat])))}, nil
+		attrs: owntel.Attrs(attribute.String("part", splitPartNames[splitRepeat]))}, nil
 }
 
 // seenBefore reports whether this record was aggregated before; a record
@@ -460,20 +461,14 @@ type recordsTelemetry struct {
 }
 
 func newRecordsTelemetry(set component.TelemetrySettings) (*recordsTelemetry, error) {
-	reread, err := newRereadCounter(set)
-	if err != nil {
-		return nil, err
-	}
-	meter := set.MeterProvider.Meter(metadata.ScopeName)
-	t := &recordsTelemetry{reread: reread, traces: metric.WithAttributeSet(attribute.NewSet(attribute.String("signal", "traces")))}
-	t.emitted, err = meter.Int64Counter("otelcol_connector_genai_ttft_records_emitted",
-		metric.WithDescription("Request records sent on as log records by the traces-to-logs output."), metric.WithUnit("{record}"))
-	if err != nil {
-		return nil, err
-	}
-	t.split, err = newSplitCounter(set)
+	t := &recordsTelemetry{traces: owntel.Attrs(attribute.String("signal", "traces"))}
+	err := owntel.Instruments(set.MeterProvider.Meter(metadata.ScopeName), metadataYAML, map[string]*metric.Int64Counter{
+		"connector_genai_ttft_records_reread":  &t.reread,
+		"connector_genai_ttft_records_emitted": &t.emitted,
+		"connector_genai_ttft_split_calls":     &t.split,
+	}, nil)
 	for i, n := range splitPartNames {
-		t.partAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("part", n)))
+		t.partAttrs[i] = owntel.Attrs(attribute.String("part", n))
 	}
 	return t, err
 }
@@ -493,17 +488,21 @@ func (t *recordsTelemetry) report(ctx context.Context, reread, emitted int64, sp
 }
 
 func newSplitCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
-	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_connector_genai_ttft_split_calls",
-		metric.WithDescription("Calls seen in more than one batch, by the part that came later (inner, outer, repeat); that part was not emitted or aggregated again."),
-		metric.WithUnit("{call}"))
+	return newCounter(set, "connector_genai_ttft_split_calls")
 }
 
 // newRereadCounter counts records that arrived already derived, with their
 // nested spans already folded upstream, and were read back, not derived.
 func newRereadCounter(set component.TelemetrySettings) (metric.Int64Counter, error) {
-	return set.MeterProvider.Meter(metadata.ScopeName).Int64Counter("otelcol_connector_genai_ttft_records_reread",
-		metric.WithDescription("Request records that arrived already derived (nested spans folded upstream) and were read back, not derived here."),
-		metric.WithUnit("{record}"))
+	return newCounter(set, "connector_genai_ttft_records_reread")
+}
+
+// newCounter is the counter metadata.yaml lists under name.
+func newCounter(set component.TelemetrySettings, name string) (metric.Int64Counter, error) {
+	var c metric.Int64Counter
+	err := owntel.Instruments(set.MeterProvider.Meter(metadata.ScopeName), metadataYAML,
+		map[string]*metric.Int64Counter{name: &c}, nil)
+	return c, err
 }
 
 func addReread(ctx context.Context, c metric.Int64Counter, signal string, n int64) {

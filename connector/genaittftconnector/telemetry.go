@@ -2,16 +2,14 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"context"
-	"errors"
-	"sync"
-	"time"
+	_ "embed" // metadata.yaml
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
-	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -30,42 +28,29 @@ type telemetry struct {
 	invalidAttrs [record.NumInvalid]metric.MeasurementOption
 }
 
+// metadataYAML lists the own telemetry's names, descriptions and units.
+//
+//go:embed metadata.yaml
+var metadataYAML []byte
+
 func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
-	meter := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{}
-	var err, e error
-	t.records, e = meter.Int64Counter("otelcol_connector_genai_ttft_records",
-		metric.WithDescription("Request records aggregated into series."), metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.skipped, e = meter.Int64Counter("otelcol_connector_genai_ttft_skipped",
-		metric.WithDescription("Spans or log records not aggregated, by reason."), metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.overflowed, e = meter.Int64Counter("otelcol_connector_genai_ttft_overflowed",
-		metric.WithDescription("Records that landed in an overflow series (windows: were not windowed) because aggregation_cardinality_limit was reached."),
-		metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.series, e = meter.Int64Gauge("otelcol_connector_genai_ttft_series",
-		metric.WithDescription("Series held in memory at the last flush, by kind."), metric.WithUnit("{series}"))
-	err = errors.Join(err, e)
-	t.rateLimited, e = meter.Int64Counter("otelcol_connector_genai_ttft_logs_rate_limited",
-		metric.WithDescription("Warnings suppressed by the log rate limit."), metric.WithUnit("{log}"))
-	err = errors.Join(err, e)
-	t.histPoints, e = meter.Int64Counter("otelcol_connector_genai_ttft_histogram_points",
-		metric.WithDescription("Recognised TTFT histogram data points that were read, by result."), metric.WithUnit("{point}"))
-	err = errors.Join(err, e)
-	t.invalid, e = meter.Int64Counter("otelcol_connector_genai_ttft_invalid_records",
-		metric.WithDescription("Records read back from ttft.* attributes that broke a bound or closed set, by reason; each was derived afresh from its own evidence, never aggregated as is."),
-		metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.outOfRange, e = meter.Int64Counter("otelcol_connector_genai_ttft_window_values_out_of_range",
-		metric.WithDescription("Window samples outside the range the windows resolve to 1% (below 1 ns or more than 32 octaves under the slice's largest value): folded into the lowest bucket."),
-		metric.WithUnit("{value}"))
-	err = errors.Join(err, e)
+	err := owntel.Instruments(set.MeterProvider.Meter(metadata.ScopeName), metadataYAML, map[string]*metric.Int64Counter{
+		"connector_genai_ttft_records":                    &t.records,
+		"connector_genai_ttft_skipped":                    &t.skipped,
+		"connector_genai_ttft_overflowed":                 &t.overflowed,
+		"connector_genai_ttft_logs_rate_limited":          &t.rateLimited,
+		"connector_genai_ttft_histogram_points":           &t.histPoints,
+		"connector_genai_ttft_invalid_records":            &t.invalid,
+		"connector_genai_ttft_window_values_out_of_range": &t.outOfRange,
+	}, map[string]*metric.Int64Gauge{
+		"connector_genai_ttft_series": &t.series,
+	})
 	for i := range record.NumInvalid {
-		t.invalidAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", i.String())))
+		t.invalidAttrs[i] = owntel.Attrs(attribute.String("reason", i.String()))
 	}
 	for i, n := range seriesKindNames {
-		t.kindAttrs[i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("kind", n)))
+		t.kindAttrs[i] = owntel.Attrs(attribute.String("kind", n))
 	}
 	return t, err
 }
@@ -105,31 +90,4 @@ func (t *telemetry) reportSeries(ctx context.Context, n [numSeriesKinds]int64) {
 	for k, v := range n {
 		t.series.Record(ctx, v, t.kindAttrs[k])
 	}
-}
-
-// logLimiter lets one warning per key through per interval, so a flood of
-// bad records cannot flood the log; the rest are counted.
-type logLimiter struct {
-	mu       sync.Mutex
-	interval time.Duration
-	last     map[string]time.Time
-}
-
-func newLogLimiter(interval time.Duration) *logLimiter {
-	return &logLimiter{interval: interval, last: map[string]time.Time{}}
-}
-
-// warn logs msg unless key was logged within the interval; it reports
-// whether the warning was suppressed.
-func (l *logLimiter) warn(logger *zap.Logger, now time.Time, key, msg string, fields ...zap.Field) (suppressed bool) {
-	l.mu.Lock()
-	last, ok := l.last[key]
-	if ok && now.Sub(last) < l.interval {
-		l.mu.Unlock()
-		return true
-	}
-	l.last[key] = now
-	l.mu.Unlock()
-	logger.Warn(msg, fields...)
-	return false
 }

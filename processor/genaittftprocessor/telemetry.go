@@ -2,7 +2,7 @@ package genaittftprocessor // import "github.com/otelcol-ttft/otelcol-ttft/proce
 
 import (
 	"context"
-	"errors"
+	_ "embed" // metadata.yaml
 	"sync"
 	"time"
 
@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
@@ -53,54 +54,38 @@ type telemetry struct {
 	pending derive.Stats // skipped counts not yet logged
 }
 
+// metadataYAML lists the own telemetry's names, descriptions and units.
+//
+//go:embed metadata.yaml
+var metadataYAML []byte
+
 func newTelemetry(set component.TelemetrySettings, interval time.Duration) (*telemetry, error) {
 	meter := set.MeterProvider.Meter(metadata.ScopeName)
 	t := &telemetry{logger: set.Logger, interval: interval, now: time.Now}
-	var err, e error
-	t.derived, e = meter.Int64Counter("otelcol_processor_genai_ttft_spans_derived",
-		metric.WithDescription("Spans or log records stamped with a request record (ttft.*), by signal."),
-		metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.skipped, e = meter.Int64Counter("otelcol_processor_genai_ttft_spans_skipped",
-		metric.WithDescription("Spans or log records that got no TTFT, by signal and reason."),
-		metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
-	t.nested, e = meter.Int64Counter("otelcol_processor_genai_ttft_spans_nested",
-		metric.WithDescription("GenAI spans folded into an enclosing span's record and marked ttft.nested_in."),
-		metric.WithUnit("{span}"))
-	err = errors.Join(err, e)
-	t.dropped, e = meter.Int64Counter("otelcol_processor_genai_ttft_chunk_events_dropped",
-		metric.WithDescription("Per-chunk span events removed after deriving (drop_chunk_events)."),
-		metric.WithUnit("{event}"))
-	err = errors.Join(err, e)
-	t.rejected, e = meter.Int64Counter("otelcol_processor_genai_ttft_evidence_rejected",
-		metric.WithDescription("Evidence refused, by kind: value (unusable TTFT or token value), event (past max_events or outside the span) or untrusted_producer (a value named like a TTFT from a producer whose number is none, e.g. Bifrost's)."),
-		metric.WithUnit("{value}"))
-	err = errors.Join(err, e)
-	t.invalid, e = meter.Int64Counter("otelcol_processor_genai_ttft_invalid_records",
-		metric.WithDescription("Records stamped upstream that broke a bound or closed set of a derived record, by signal and reason; each was derived afresh and stamped anew."),
-		metric.WithUnit("{record}"))
-	err = errors.Join(err, e)
+	err := owntel.Instruments(meter, metadataYAML, map[string]*metric.Int64Counter{
+		"processor_genai_ttft_spans_derived":        &t.derived,
+		"processor_genai_ttft_spans_skipped":        &t.skipped,
+		"processor_genai_ttft_spans_nested":         &t.nested,
+		"processor_genai_ttft_chunk_events_dropped": &t.dropped,
+		"processor_genai_ttft_evidence_rejected":    &t.rejected,
+		"processor_genai_ttft_invalid_records":      &t.invalid,
+	}, nil)
 	for s := range numSignals {
 		for r := range record.NumInvalid {
-			t.invalidOpts[s][r] = attrOpts(attribute.String("signal", signalNames[s]), attribute.String("reason", r.String()))
+			t.invalidOpts[s][r] = owntel.AddOpts(attribute.String("signal", signalNames[s]), attribute.String("reason", r.String()))
 		}
 	}
 	for s := range numSignals {
 		sig := attribute.String("signal", signalNames[s])
-		t.signalOpts[s] = attrOpts(sig)
+		t.signalOpts[s] = owntel.AddOpts(sig)
 		for r := range derive.NumReasons {
-			t.reasonOpts[s][r] = attrOpts(sig, attribute.String("reason", r.String()))
+			t.reasonOpts[s][r] = owntel.AddOpts(sig, attribute.String("reason", r.String()))
 		}
 	}
-	t.valueOpt = attrOpts(attribute.String("kind", "value"))
-	t.eventOpt = attrOpts(attribute.String("kind", "event"))
-	t.untrustedOpt = attrOpts(attribute.String("kind", "untrusted_producer"))
+	t.valueOpt = owntel.AddOpts(attribute.String("kind", "value"))
+	t.eventOpt = owntel.AddOpts(attribute.String("kind", "event"))
+	t.untrustedOpt = owntel.AddOpts(attribute.String("kind", "untrusted_producer"))
 	return t, err
-}
-
-func attrOpts(kv ...attribute.KeyValue) []metric.AddOption {
-	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(kv...))}
 }
 
 // report adds one batch's counts and logs skipped input, rate-limited.
