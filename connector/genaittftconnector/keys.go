@@ -24,10 +24,20 @@ const (
 // dimension is one configured dimension and where its value comes from.
 type dimension struct {
 	name string
-	// fromRecord reads the record's normalised value first (provider, model
-	// and route are normalised from producer-specific keys by derivation).
-	fromRecord func(*record.Record) string
+	// field is the record's normalised value it reads first (provider,
+	// model and route are normalised from producer-specific keys by
+	// derivation), or fieldNone.
+	field recordField
 }
+
+type recordField uint8
+
+const (
+	fieldNone recordField = iota
+	fieldProvider
+	fieldModel
+	fieldRoute
+)
 
 func newDimensions(names []string) []dimension {
 	dims := make([]dimension, len(names))
@@ -35,11 +45,11 @@ func newDimensions(names []string) []dimension {
 		dims[i].name = n
 		switch n {
 		case record.KeyProvider:
-			dims[i].fromRecord = func(r *record.Record) string { return r.Provider }
+			dims[i].field = fieldProvider
 		case record.KeyModel:
-			dims[i].fromRecord = func(r *record.Record) string { return r.Model }
+			dims[i].field = fieldModel
 		case record.KeyRoute:
-			dims[i].fromRecord = func(r *record.Record) string { return r.Route }
+			dims[i].field = fieldRoute
 		}
 	}
 	return dims
@@ -50,10 +60,16 @@ func newDimensions(names []string) []dimension {
 // or empty value is "" and its attribute is omitted from the series. Values
 // longer than maxDimValueLen are cut there.
 func dimValues(dims []dimension, rec *record.Record, attrs pcommon.Map, res *resourceDims, vals []string) {
-	for i, d := range dims {
-		v := ""
-		if d.fromRecord != nil {
-			v = d.fromRecord(rec)
+	for i := range dims {
+		d := &dims[i]
+		var v string
+		switch d.field {
+		case fieldProvider:
+			v = rec.Provider
+		case fieldModel:
+			v = rec.Model
+		case fieldRoute:
+			v = rec.Route
 		}
 		if v == "" {
 			v = attrString(attrs, d.name)
@@ -138,6 +154,11 @@ type keyBuilder struct{ buf []byte }
 func (k *keyBuilder) reset() { k.buf = k.buf[:0] }
 
 func (k *keyBuilder) str(s string) {
+	if len(s) < 0x80 {
+		// The one-byte uvarint, without the call: most values are short.
+		k.buf = append(append(k.buf, byte(len(s))), s...)
+		return
+	}
 	k.buf = binary.AppendUvarint(k.buf, uint64(len(s)))
 	k.buf = append(k.buf, s...)
 }

@@ -139,9 +139,14 @@ func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, 
 }
 
 func (ws *windowStore) window(s *winSeries, sig signal, now time.Time) *window.Window {
-	if s.w[sig] == nil {
-		s.w[sig] = window.New(ws.cfg.Window, ws.cfg.WindowSlices, now)
+	if w := s.w[sig]; w != nil {
+		return w
 	}
+	return ws.newWindow(s, sig, now)
+}
+
+func (ws *windowStore) newWindow(s *winSeries, sig signal, now time.Time) *window.Window {
+	s.w[sig] = window.New(ws.cfg.Window, ws.cfg.WindowSlices, now)
 	return s.w[sig]
 }
 

@@ -74,9 +74,18 @@ func (s *Sketch) AddN(v float64, n uint64) {
 	if n == 0 {
 		return
 	}
+	s.addN(v, n)
+}
+
+// AddCounted is Add that returns how many values lost their own bucket:
+// 1 when v is below MinValue, plus the values the cap folded into the
+// lowest bucket (the growth of ZeroCount and Collapsed).
+func (s *Sketch) AddCounted(v float64) uint64 { return s.addN(v, 1) }
+
+func (s *Sketch) addN(v float64, n uint64) (unresolved uint64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
 		s.invalid += n
-		return
+		return 0
 	}
 	s.count += n
 	if v < s.min {
@@ -87,9 +96,11 @@ func (s *Sketch) AddN(v float64, n uint64) {
 	}
 	if v < MinValue {
 		s.zero += n
-		return
+		return n
 	}
-	s.collapsed += s.st.add(index(v), n)
+	folded := s.st.add(index(v), n)
+	s.collapsed += folded
+	return folded
 }
 
 // Merge adds every value of o into s. o is not changed.

@@ -10,7 +10,8 @@ import (
 // dense run from 1 µs to 3,000 s would cost 4 KB for two of them
 // (docs/architecture.md, "Trust": window memory is bounded whatever the
 // values). It turns dense once the pairs would cost more than the dense run,
-// a count outgrows 32 bits, or the range needs the cap's folding.
+// a count outgrows 32 bits, or the range needs the cap's folding. "Cost"
+// counts the pairs' buffer as append holds it, not just the pairs in use.
 
 // pair is one non-empty bucket of a sparse store.
 type pair struct {
@@ -22,8 +23,21 @@ type pair struct {
 // compares its cost with a dense run.
 const sparseMin = 16
 
+// find is the position of bucket i among the pairs, or where it would go.
+// A plain loop on the index: slices.BinarySearchFunc's comparison closure
+// cost three times as much per step.
 func (st *store) find(i int) (int, bool) {
-	return slices.BinarySearchFunc(st.pairs, int32(i), func(p pair, i int32) int { return int(p.idx) - int(i) })
+	pairs, x := st.pairs, int32(i)
+	lo, hi := 0, len(pairs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if pairs[m].idx < x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(pairs) && pairs[lo].idx == x
 }
 
 // addSparse adds n to bucket i of a sparse store, or turns it dense and
@@ -31,6 +45,17 @@ func (st *store) find(i int) (int, bool) {
 func (st *store) addSparse(i int, n uint64) bool {
 	if n == 0 {
 		return true
+	}
+	if i >= st.lo && i <= st.hi {
+		// Within the range held (the common case once a slice has seen
+		// its spread): no range check, and a bucket already there is one
+		// search and one add.
+		if p, found := st.find(i); found {
+			if c := uint64(st.pairs[p].n) + n; c <= math.MaxUint32 {
+				st.pairs[p].n = uint32(c)
+				return true
+			}
+		}
 	}
 	lo, hi := i, i
 	if !st.empty() {
@@ -49,13 +74,29 @@ func (st *store) addSparse(i int, n uint64) bool {
 		st.densify()
 		return false
 	}
-	if n > math.MaxUint32 || (len(st.pairs) >= sparseMin && (len(st.pairs)+1)*8 > hi-lo+1+2*growSlack) {
+	if n > math.MaxUint32 || (len(st.pairs) >= sparseMin && st.denseNoDearer(hi-lo+1)) {
 		st.densify()
 		return false
 	}
 	st.pairs = slices.Insert(st.pairs, p, pair{idx: int32(i), n: uint32(n)})
 	st.lo, st.hi = lo, hi
 	return true
+}
+
+// denseNoDearer reports whether a dense run over span buckets would hold
+// no more memory than the pairs after one more: the pairs' buffer as it is,
+// or as append would grow it when it is full. Turning dense early saves the
+// search and the insert of every later sample.
+func (st *store) denseNoDearer(span int) bool {
+	held := len(st.pairs) + 1
+	if c := cap(st.pairs); held > c {
+		// append's growth: doubling below 256 elements, then a quarter
+		// and 192 more (before rounding to a size class).
+		if held = 2 * c; c >= 256 {
+			held = c + (c+3*256)/4
+		}
+	}
+	return held*8 >= span+2*growSlack
 }
 
 // densify moves a sparse store's counts into a dense run.

@@ -29,6 +29,16 @@ type Window struct {
 	ring     []slice
 	sliceLen int64 // nanoseconds
 	head     int64 // newest slice number seen
+	headPos  int   // ring position of head
+	// lastSec and lastNsec are the time num last computed, lastNum its
+	// slice: a batch's samples share one time, so the division is done
+	// once a batch, not once a sample.
+	lastSec  int64
+	lastNsec int32
+	lastNum  int64
+	// hot is the head slice's sketch of successes once current made it
+	// ready for head: Observe's path without the ring.
+	hot *quantile.Sketch
 	// outOfRange counts samples outside the range the sketch resolves:
 	// below quantile.MinValue, or folded by its bucket cap.
 	outOfRange uint64
@@ -39,8 +49,8 @@ type Window struct {
 func New(window time.Duration, slices int, now time.Time) *Window {
 	slices = max(slices, 1)
 	sl := max(int64(window)/int64(slices), 1)
-	w := &Window{ring: make([]slice, slices), sliceLen: sl}
-	w.head = w.num(now)
+	w := &Window{ring: make([]slice, slices), sliceLen: sl, lastSec: math.MinInt64}
+	w.setHead(w.num(now))
 	for i := range w.ring {
 		w.ring[i].num = math.MinInt64 // stale until written
 	}
@@ -54,29 +64,39 @@ const (
 )
 
 func (w *Window) num(now time.Time) int64 {
+	sec, nsec := now.Unix(), int32(now.Nanosecond())
+	if sec == w.lastSec && nsec == w.lastNsec {
+		return w.lastNum
+	}
 	var n int64
 	// Plain arithmetic on seconds: cheaper than comparing time.Time bounds per sample.
-	switch sec := now.Unix(); {
+	switch {
 	case sec < minSec:
 		n = math.MinInt64
 	case sec > maxSec:
 		n = math.MaxInt64
 	default:
-		n = sec*1e9 + int64(now.Nanosecond())
+		n = sec*1e9 + int64(nsec)
 	}
 	q := n / w.sliceLen
 	if n%w.sliceLen < 0 {
 		q-- // floor for times before 1970
 	}
+	w.lastSec, w.lastNsec, w.lastNum = sec, nsec, q
 	return q
+}
+
+// setHead makes slice number n the newest.
+func (w *Window) setHead(n int64) {
+	w.head, w.headPos, w.hot = n, mod(n, len(w.ring)), nil
 }
 
 // current advances the ring to now and returns the slice that takes new samples.
 func (w *Window) current(now time.Time) *slice {
 	if n := w.num(now); n > w.head {
-		w.head = n
+		w.setHead(n)
 	}
-	s := &w.ring[mod(w.head, len(w.ring))]
+	s := &w.ring[w.headPos]
 	if s.num != w.head {
 		s.num = w.head
 		// Released, not reset: a slice that was dense an hour ago starts
@@ -91,6 +111,7 @@ func (w *Window) current(now time.Time) *slice {
 	if s.ok == nil {
 		s.ok = quantile.NewSketch()
 	}
+	w.hot = s.ok
 	return s
 }
 
@@ -108,12 +129,16 @@ func (w *Window) live(s *slice) bool {
 }
 
 // Observe records a successful sample of v seconds.
-func (w *Window) Observe(v float64, now time.Time) { w.add(w.current(now).ok, v) }
+func (w *Window) Observe(v float64, now time.Time) {
+	if w.hot != nil && w.num(now) <= w.head {
+		w.add(w.hot, v)
+		return
+	}
+	w.add(w.current(now).ok, v)
+}
 
 func (w *Window) add(sk *quantile.Sketch, v float64) {
-	before := sk.Collapsed() + sk.ZeroCount()
-	sk.Add(v)
-	w.outOfRange += sk.Collapsed() + sk.ZeroCount() - before
+	w.outOfRange += sk.AddCounted(v)
 }
 
 // TakeOutOfRange returns how many samples since the last call fell outside
@@ -139,7 +164,7 @@ func (w *Window) ObserveCensored(cut float64, now time.Time) {
 // advance moves the head to now without creating a slice.
 func (w *Window) advance(now time.Time) {
 	if n := w.num(now); n > w.head {
-		w.head = n
+		w.setHead(n)
 	}
 }
 
