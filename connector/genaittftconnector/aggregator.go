@@ -126,7 +126,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 	sv.read(rec)
 	for i := range hs.h {
 		if sv.ok[i] {
-			hs.h[i].Update(sv.v[i])
+			hs.h[i].UpdateCeil(sv.v[i], sv.k[i], sv.kok[i])
 		}
 	}
 

@@ -1,6 +1,7 @@
 package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
 
 import (
+	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
@@ -44,11 +45,14 @@ func signalNamed(name string) (signal, bool) {
 	return 0, false
 }
 
-// signalValues are a record's signals, read once for the histograms and
-// the windows.
+// signalValues are a record's signals, read and indexed once for the
+// histograms and the windows: k, kok = logindex.Ceil(v), the bucket
+// both take their index from.
 type signalValues struct {
-	v  [numSignals]float64
-	ok [numSignals]bool
+	v   [numSignals]float64
+	ok  [numSignals]bool
+	k   [numSignals]int
+	kok [numSignals]bool
 }
 
 // read takes the signals from a record: where each signal comes from.
@@ -57,4 +61,9 @@ func (sv *signalValues) read(rec *record.Record) {
 	sv.v[sigFirstChunk], sv.ok[sigFirstChunk] = rec.TimeToFirstChunk, rec.HasTimeToFirstChunk
 	sv.v[sigMaxChunkGap], sv.ok[sigMaxChunkGap] = rec.MaxChunkGap, rec.HasMaxChunkGap
 	sv.v[sigDuration], sv.ok[sigDuration] = rec.Duration, rec.HasDuration
+	for i, ok := range sv.ok {
+		if ok {
+			sv.k[i], sv.kok[i] = logindex.Ceil(sv.v[i])
+		}
+	}
 }

@@ -112,9 +112,12 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 		}
 		return
 	}
-	for i := range sv.v {
+	for i, w := range s.w {
 		if ws.used[i] && sv.ok[i] {
-			ws.window(s, signal(i), now).Observe(sv.v[i], now)
+			if w == nil {
+				w = ws.newWindow(s, signal(i), now)
+			}
+			w.ObserveCeil(sv.v[i], sv.k[i], sv.kok[i], now)
 		}
 	}
 }

@@ -63,6 +63,13 @@ func (h *Histogram) Clear() {
 // Update adds one value. Negative, NaN and infinite values are ignored:
 // request times are validated before they get here.
 func (h *Histogram) Update(v float64) {
+	k, ok := logindex.Ceil(v)
+	h.UpdateCeil(v, k, ok)
+}
+
+// UpdateCeil is Update with logindex.Ceil(v) already computed, for a
+// caller that indexes the same value elsewhere too.
+func (h *Histogram) UpdateCeil(v float64, k int, kok bool) {
 	if !(v >= 0) || math.IsInf(v, 1) {
 		return
 	}
@@ -79,20 +86,20 @@ func (h *Histogram) Update(v float64) {
 		return
 	}
 	h.sum += v
-	i := index(v, h.scale)
+	i := index(v, h.scale, k, kok)
 	if !h.increment(i) {
 		h.downscale(i)
-		h.increment(index(v, h.scale))
+		h.increment(index(v, h.scale, k, kok))
 	}
 }
 
-// index is the bucket of v > 0 at scale s: ⌈log2(v)·2^s⌉ − 1.
-func index(v float64, s int32) int32 {
+// index is the bucket of v > 0 at scale s: ⌈log2(v)·2^s⌉ − 1, from
+// k, kok = logindex.Ceil(v) (⌈128·log2 v⌉) where the scale allows.
+func index(v float64, s int32, k int, kok bool) int32 {
 	if s > logindex.Scale {
 		return fine[s].MapToIndex(v)
 	}
-	k, ok := logindex.Ceil(v) // ⌈128·log2 v⌉
-	if !ok {
+	if !kok {
 		// Subnormal: below any TTFT; let the library place it.
 		m, _ := logarithm.NewMapping(logindex.Scale)
 		return m.MapToIndex(v) >> (logindex.Scale - s)

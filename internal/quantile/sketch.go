@@ -80,7 +80,36 @@ func (s *Sketch) AddN(v float64, n uint64) {
 // AddCounted is Add that returns how many values lost their own bucket:
 // 1 when v is below MinValue, plus the values the cap folded into the
 // lowest bucket (the growth of ZeroCount and Collapsed).
-func (s *Sketch) AddCounted(v float64) uint64 { return s.addN(v, 1) }
+func (s *Sketch) AddCounted(v float64) uint64 {
+	k, ok := logindex.Ceil(v)
+	return s.AddCountedCeil(v, k, ok)
+}
+
+// AddCountedCeil is AddCounted with logindex.Ceil(v) already computed, for
+// a caller that indexes the same value elsewhere too.
+func (s *Sketch) AddCountedCeil(v float64, k int, kok bool) uint64 {
+	if !kok {
+		return s.addN(v, 1) // zero, subnormal, infinite or NaN
+	}
+	if v < 0 {
+		s.invalid++
+		return 0
+	}
+	s.count++
+	if v < s.min {
+		s.min = v
+	}
+	if v > s.max {
+		s.max = v
+	}
+	if v < MinValue {
+		s.zero++
+		return 1
+	}
+	folded := s.st.add(k, 1)
+	s.collapsed += folded
+	return folded
+}
 
 func (s *Sketch) addN(v float64, n uint64) (unresolved uint64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {

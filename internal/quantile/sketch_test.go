@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/quantile/quantiletest"
 )
 
@@ -309,5 +310,32 @@ func TestBucketBoundaries(t *testing.T) {
 	}
 	if s := fmt.Sprintf("%.4f", 100*RelativeAccuracy); s != "0.2708" {
 		t.Errorf("relative accuracy %s%%, want 0.2708%%", s)
+	}
+}
+
+// AddCountedCeil with the caller's logindex.Ceil is AddCounted, value for
+// value, special values included.
+func TestAddCountedCeilIsAddCounted(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vals := []float64{0, 1e-12, 5e-324, -1, math.NaN(), math.Inf(1), math.Inf(-1), 1e-9, 3000}
+	for range 2000 {
+		vals = append(vals, math.Exp(r.NormFloat64()*3))
+	}
+	a, b := NewSketch(), NewSketch()
+	for _, v := range vals {
+		k, ok := logindex.Ceil(v)
+		if x, y := a.AddCounted(v), b.AddCountedCeil(v, k, ok); x != y {
+			t.Fatalf("%v: AddCounted %d, AddCountedCeil %d", v, x, y)
+		}
+	}
+	if a.Count() != b.Count() || a.Invalid() != b.Invalid() || a.ZeroCount() != b.ZeroCount() || a.Collapsed() != b.Collapsed() {
+		t.Fatalf("counts differ: %d/%d %d/%d %d/%d %d/%d", a.Count(), b.Count(), a.Invalid(), b.Invalid(), a.ZeroCount(), b.ZeroCount(), a.Collapsed(), b.Collapsed())
+	}
+	for _, q := range []float64{0.001, 0.1, 0.5, 0.9, 0.999} {
+		x, _ := a.Quantile(q)
+		y, _ := b.Quantile(q)
+		if x != y {
+			t.Errorf("q=%v: %v vs %v", q, x, y)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/quantile"
 )
 
@@ -130,11 +131,18 @@ func (w *Window) live(s *slice) bool {
 
 // Observe records a successful sample of v seconds.
 func (w *Window) Observe(v float64, now time.Time) {
-	if w.hot != nil && w.num(now) <= w.head {
-		w.add(w.hot, v)
-		return
+	k, ok := logindex.Ceil(v)
+	w.ObserveCeil(v, k, ok, now)
+}
+
+// ObserveCeil is Observe with logindex.Ceil(v) already computed, for a
+// caller that indexes the same value elsewhere too.
+func (w *Window) ObserveCeil(v float64, k int, kok bool, now time.Time) {
+	sk := w.hot
+	if sk == nil || w.num(now) > w.head {
+		sk = w.current(now).ok
 	}
-	w.add(w.current(now).ok, v)
+	w.outOfRange += sk.AddCountedCeil(v, k, kok)
 }
 
 func (w *Window) add(sk *quantile.Sketch, v float64) {
