@@ -86,6 +86,14 @@ func (h *Histogram) UpdateCeil(v float64, k int, kok bool) {
 		return
 	}
 	h.sum += v
+	if kok && h.scale <= logindex.Scale {
+		// The usual case, inline: a bucket within the run held.
+		sh := logindex.Scale - h.scale
+		if j := int32((k+(1<<sh)-1)>>sh-1) - h.start; j >= 0 && j < int32(len(h.counts)) {
+			h.counts[j]++
+			return
+		}
+	}
 	i := index(v, h.scale, k, kok)
 	if !h.increment(i) {
 		h.downscale(i)
