@@ -182,14 +182,23 @@ func (c *ttftConnector) takePending() *pendingBatch {
 
 // add queues a derived record and aggregates the queue once it is a chunk.
 func (c *ttftConnector) add(p *pendingBatch, st *batchStats, rec *record.Record, attrs, res pcommon.Map) {
-	p.items = append(p.items, derived{rec: *rec, attrs: attrs, res: res})
+	// Filled in place, every field: a composite literal would be copied
+	// twice, and a zeroed slot written twice.
+	n := len(p.items)
+	if n == cap(p.items) {
+		p.items = append(p.items, derived{})
+	} else {
+		p.items = p.items[:n+1]
+	}
+	it := &p.items[n]
+	it.rec, it.attrs, it.res = *rec, attrs, res
 	if len(p.items) >= chunkRecords {
 		c.aggregate(p, st)
 	}
 }
 
 // aggregate observes the queued records under the lock, then empties the
-// queue with nothing of the batch left in it.
+// queue (the next records overwrite its slots).
 func (c *ttftConnector) aggregate(p *pendingBatch, st *batchStats) {
 	if len(p.items) == 0 {
 		return
@@ -202,13 +211,14 @@ func (c *ttftConnector) aggregate(p *pendingBatch, st *batchStats) {
 	}
 	c.agg.tgt.res.forget()
 	c.mu.Unlock()
-	clear(p.items)
 	p.items = p.items[:0]
 }
 
-// release aggregates what is left of a batch and returns the queue.
+// release aggregates what is left of a batch and returns the queue with
+// nothing of the batch left in it.
 func (c *ttftConnector) release(p *pendingBatch, st *batchStats) {
 	c.aggregate(p, st)
+	clear(p.items[:cap(p.items)])
 	c.pending.Put(p)
 }
 
