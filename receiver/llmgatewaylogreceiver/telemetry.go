@@ -2,11 +2,15 @@ package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/re
 
 import (
 	"context"
+	_ "embed" // metadata.yaml
+	"strings"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 )
 
 const scopeName = "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
@@ -34,27 +38,26 @@ type telemetry struct {
 	options map[attribute.KeyValue]metric.MeasurementOption
 }
 
+// metadataYAML lists the own telemetry's names, descriptions and units.
+//
+//go:embed metadata.yaml
+var metadataYAML []byte
+
 func newTelemetry(set component.TelemetrySettings, format string) (*telemetry, error) {
-	meter := set.MeterProvider.Meter(scopeName)
 	f := attribute.String("format", format)
 	t := &telemetry{
-		format: f, formatOption: metric.WithAttributeSet(attribute.NewSet(f)),
+		format: f, formatOption: owntel.Attrs(f),
 		options: map[attribute.KeyValue]metric.MeasurementOption{},
 	}
-	for _, c := range []struct {
-		dst              *metric.Int64Counter
-		name, desc, unit string
-	}{
-		{&t.skippedRows, metricRowsSkipped, "Gateway rows skipped, by reason (column_count, bad_ttft, unknown_status, malformed_json, ...).", "{row}"},
-		{&t.mappedRows, metricRowsMapped, "Gateway rows turned into request records.", "{row}"},
-		{&t.foldedRows, metricRowsFolded, "Gateway rows folded into the record of another row of the same request (a fallback attempt and the request it served).", "{row}"},
-		{&t.waits, metricFallbackWaits, "Requests whose rows were held for a linked fallback row, by how the wait ended (matched, expired, evicted, replaced, stopped).", "{request}"},
-		{&t.ttftRejects, metricTTFTRejected, "Gateway rows whose TTFT was not kept, by reason (not_streamed, duration_as_ttft, after_end, first_token_at_end, timeout_first_token).", "{row}"},
-	} {
-		var err error
-		if *c.dst, err = meter.Int64Counter(c.name, metric.WithDescription(c.desc), metric.WithUnit(c.unit)); err != nil {
-			return nil, err
-		}
+	err := owntel.Instruments(set.MeterProvider.Meter(scopeName), metadataYAML, map[string]*metric.Int64Counter{
+		strings.TrimPrefix(metricRowsSkipped, owntel.Prefix):   &t.skippedRows,
+		strings.TrimPrefix(metricRowsMapped, owntel.Prefix):    &t.mappedRows,
+		strings.TrimPrefix(metricRowsFolded, owntel.Prefix):    &t.foldedRows,
+		strings.TrimPrefix(metricFallbackWaits, owntel.Prefix): &t.waits,
+		strings.TrimPrefix(metricTTFTRejected, owntel.Prefix):  &t.ttftRejects,
+	}, nil)
+	if err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -65,7 +68,7 @@ func (t *telemetry) option(kv attribute.KeyValue) metric.MeasurementOption {
 	defer t.mu.Unlock()
 	opt, ok := t.options[kv]
 	if !ok {
-		opt = metric.WithAttributeSet(attribute.NewSet(t.format, kv))
+		opt = owntel.Attrs(t.format, kv)
 		t.options[kv] = opt
 	}
 	return opt
