@@ -675,8 +675,10 @@ func (d *Deriver) eventAt(e *evidence, si *scopeInfo, name string, class uint8, 
 
 // scanEvents reads at most MaxEvents span events. Times stay in integer
 // nanoseconds until the end. It is the processor's hottest loop (one pass
-// per chunk of every streamed call): the span's bounds and the counters
-// live in locals, and a ttft.chunk event costs one name compare.
+// per chunk of every streamed call), so the loop holds only what a
+// ttft.chunk event needs, in locals the compiler keeps in registers: a
+// chunk costs one name compare, one attribute lookup and a few compares.
+// Any other event is handed to otherEvent, outside the loop.
 func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice) {
 	n := events.Len()
 	if n == 0 {
@@ -686,125 +688,147 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 		e.eventsIgnored += int64(n - d.cfg.MaxEvents)
 		n = d.cfg.MaxEvents
 	}
-	var (
-		lastChunk     uint64 // previous non-keepalive chunk after first content
-		maxGap        uint64
-		firstContent  uint64
-		firstAny      uint64
-		firstGeneric  uint64
-		lastGeneric   uint64
-		genericGap    uint64
-		hasGap        bool
-		chunkEvents   int64
-		genericChunks int64
-		contentChunks int64
-		ignored       int64
-	)
 	// Events outside the span are from another clock. One millisecond past
 	// the end still counts. A span without valid timing admits none.
 	lo, hi := e.start, e.end+1e6
 	if !e.timingValid {
 		lo, hi = 1, 0
 	}
+	var (
+		// Times of admitted events are ≥ lo ≥ 1, so firstAny and
+		// firstContent are kept minus one: none is the largest value,
+		// and "no content yet or t before it" is one compare.
+		firstAny, firstContent = ^uint64(0), ^uint64(0)
+		lastChunk              uint64 // previous non-keepalive chunk after first content; 0: none
+		maxGap                 uint64
+		chunkEvents            int64
+		contentChunks          int64
+		ignored                int64
+		g                      genericChunks
+	)
 	for i := 0; i < n; i++ {
 		ev := events.At(i)
-		class := evChunk
-		if name := ev.Name(); name != EventChunk {
-			switch class = d.eventClass(si, name); class {
-			case evOther:
-				continue
-			case evIgnored:
-				e.genai = true
-				continue
-			case evException:
-				d.exceptionEvent(e, ev.Attributes())
-				continue
-			case evVercelFirstChunk:
-				// Trust the attribute, not the event time.
-				if v, ok := ev.Attributes().Get(attrVercelMsToFirstChunk); ok {
-					d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, d.eventRow(si, ev.Name()).Rank)
-				}
-				e.genai = true
-				continue
-			}
+		if ev.Name() != EventChunk && !d.otherEvent(e, si, ev, lo, hi, &g) {
+			continue
 		}
 		t := uint64(ev.Timestamp())
 		if t < lo || t > hi {
 			ignored++
 			continue
 		}
-		switch class {
-		case evChunk:
-			chunkEvents++
-			var kind string
-			if kv, ok := ev.Attributes().Get(AttrChunkKind); ok {
-				kind = kv.Str() // "" for any other type
+		chunkEvents++
+		firstAny = min(firstAny, t-1)
+		// The kind: the first AttrChunkKind attribute, a string ("" for
+		// any other type or none). The loop is written here, not as a
+		// function, so the compiler inlines it; comparing each key with
+		// the constant is a length test and word compares, where Map.Get
+		// compares with its parameter through a call.
+		var kind string
+		for k, v := range ev.Attributes().All() {
+			if k == AttrChunkKind {
+				kind = v.Str()
+				break
 			}
-			if firstAny == 0 || t < firstAny {
-				firstAny = t
+		}
+		switch kind {
+		case KindContent, KindToolCall, KindReasoning:
+			contentChunks++
+			firstContent = min(firstContent, t-1)
+		case KindKeepalive:
+			continue // keep-alives carry nothing: they do not end a pause
+		case KindError:
+			e.finishError = true
+		}
+		if t-1 < firstContent {
+			continue // before the first content: no pause yet
+		}
+		if t > lastChunk {
+			if lastChunk != 0 {
+				maxGap = max(maxGap, t-lastChunk)
 			}
-			switch kind {
-			case KindContent, KindToolCall, KindReasoning:
-				contentChunks++
-				if firstContent == 0 || t < firstContent {
-					firstContent = t
-				}
-			case KindKeepalive:
-				continue // keep-alives carry nothing: they do not end a pause
-			case KindError:
-				e.finishError = true
-			}
-			if firstContent == 0 || t < firstContent {
-				continue
-			}
-			if lastChunk != 0 && t > lastChunk && t-lastChunk > maxGap {
-				maxGap = t - lastChunk
-			}
-			if t > lastChunk {
-				lastChunk = t
-			}
-			hasGap = true
-		case evGenericChunk:
-			chunkEvents++
-			genericChunks++
-			if firstGeneric == 0 || t < firstGeneric {
-				firstGeneric = t
-			}
-			if lastGeneric != 0 && t > lastGeneric && t-lastGeneric > genericGap {
-				genericGap = t - lastGeneric
-			}
-			if t > lastGeneric {
-				lastGeneric = t
-			}
-		case evFirstToken, evFirstContent, evHeaders:
-			// Rare events: their row is looked up again rather than
-			// carried through the per-chunk loop.
-			d.eventAt(e, si, ev.Name(), class, float64(t-e.start)/1e9)
+			lastChunk = t
 		}
 	}
 	e.eventsIgnored += ignored
-	e.chunkEvents += chunkEvents
-	e.genericChunks += genericChunks
+	e.chunkEvents += chunkEvents + g.n
+	e.genericChunks += g.n
 	e.contentChunks += contentChunks
 	if e.chunkEvents > 0 {
 		e.genai = true
 		e.setStream(true)
 	}
-	if firstContent != 0 {
-		e.content.offer(float64(firstContent-e.start)/1e9, EventChunk, prioChunkEvents)
+	if firstContent != ^uint64(0) {
+		e.content.offer(float64(firstContent+1-e.start)/1e9, EventChunk, prioChunkEvents)
 	}
-	if firstAny != 0 {
-		e.chunk.offer(float64(firstAny-e.start)/1e9, EventChunk, prioChunkEvents)
+	if firstAny != ^uint64(0) {
+		e.chunk.offer(float64(firstAny+1-e.start)/1e9, EventChunk, prioChunkEvents)
 	}
-	if hasGap {
+	if lastChunk != 0 {
 		e.maxGap, e.hasGap = float64(maxGap)/1e9, true
 	}
-	if firstGeneric != 0 {
-		e.chunk.offer(float64(firstGeneric-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)
+	if g.first != 0 {
+		e.chunk.offer(float64(g.first-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)
 		if !e.hasGap && e.genericChunks > 1 {
-			e.maxGap, e.hasGap = float64(genericGap)/1e9, true
+			e.maxGap, e.hasGap = float64(g.gap)/1e9, true
 		}
 	}
+}
+
+// genericChunks is the bookkeeping of chunk events without a kind
+// (MeaningGenericChunkEvent): count, earliest time and largest gap.
+type genericChunks struct {
+	n                int64
+	first, last, gap uint64
+}
+
+// otherEvent reads an event not named ttft.chunk. It reports whether the
+// event is a chunk event of the contract under another name (a configured
+// row), which the caller then reads as one.
+//
+//go:noinline
+func (d *Deriver) otherEvent(e *evidence, si *scopeInfo, ev ptrace.SpanEvent, lo, hi uint64, g *genericChunks) bool {
+	name := ev.Name()
+	class := d.eventClass(si, name)
+	switch class {
+	case evOther:
+		return false
+	case evChunk:
+		return true
+	case evIgnored:
+		e.genai = true
+		return false
+	case evException:
+		d.exceptionEvent(e, ev.Attributes())
+		return false
+	case evVercelFirstChunk:
+		// Trust the attribute, not the event time.
+		if v, ok := ev.Attributes().Get(attrVercelMsToFirstChunk); ok {
+			d.offerChunk(e, v, unitMillis, attrVercelMsToFirstChunk, d.eventRow(si, name).Rank)
+		}
+		e.genai = true
+		return false
+	}
+	t := uint64(ev.Timestamp())
+	if t < lo || t > hi {
+		e.eventsIgnored++
+		return false
+	}
+	switch class {
+	case evGenericChunk:
+		g.n++
+		if g.first == 0 || t < g.first {
+			g.first = t
+		}
+		if g.last != 0 && t > g.last && t-g.last > g.gap {
+			g.gap = t - g.last
+		}
+		if t > g.last {
+			g.last = t
+		}
+	case evFirstToken, evFirstContent, evHeaders:
+		d.eventAt(e, si, name, class, float64(t-e.start)/1e9)
+	}
+	return false
 }
 
 func (d *Deriver) exceptionEvent(e *evidence, attrs pcommon.Map) {

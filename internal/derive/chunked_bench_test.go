@@ -1,0 +1,39 @@
+package derive_test
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// BenchmarkChunkedSpans derives the processor benchmark's corpus (1,000
+// GenAI spans × 30 ttft.chunk events) with no copy of the input: deriving
+// writes nothing, so every iteration reads the same spans. It is the
+// derivation's cost alone, the figure the README's performance table gives
+// in instructions a span.
+func BenchmarkChunkedSpans(b *testing.B) {
+	const spans = 1000
+	td := derivetest.ChunkedSpans(spans, 30, 1)
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int
+	visit := func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { n += int(rec.ContentChunks) }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if st := d.Traces(td, visit); st.Records != spans {
+			b.Fatalf("%d records, want %d", st.Records, spans)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+	if n == 0 {
+		b.Fatal("no content chunks counted")
+	}
+}
