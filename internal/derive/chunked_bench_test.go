@@ -37,3 +37,30 @@ func BenchmarkChunkedSpans(b *testing.B) {
 		b.Fatal("no content chunks counted")
 	}
 }
+
+// BenchmarkStampedSpans reads the same corpus back after the processor
+// stamped it, as the connector does: per span, one pass over the
+// attributes (record.Inspect) and the bounds (record.Validate), no
+// derivation.
+func BenchmarkStampedSpans(b *testing.B) {
+	const spans = 1000
+	td := derivetest.ChunkedSpans(spans, 30, 1)
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	d.Traces(td, func(_ pcommon.Resource, span ptrace.Span, rec *record.Record) { rec.Write(span.Attributes()) })
+	var n int
+	visit := func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { n += int(rec.ContentChunks) }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if st := d.TracesWith(td, derive.TraceVisitor{Reread: visit}); st.Reread != spans {
+			b.Fatalf("%d records read back, want %d", st.Reread, spans)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+	if n == 0 {
+		b.Fatal("no content chunks read")
+	}
+}

@@ -228,114 +228,143 @@ const (
 // Inspect reads attrs in one pass and says whether they carry a record, an
 // unusable one (and why), a nested marker, or nothing. A span carries dozens of
 // attributes: one lookup per record key would scan them all ~20 times.
+//
+// The loop body is small enough for the compiler to inline, so a key that
+// is neither ttft.* nor as long as the target keys (most of a span's
+// attributes, all of them on a span the processor has yet to stamp) costs
+// a length test and a word compare, no call.
 func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 	*r = Record{Attempts: 1}
-	bad, hasOutcome, nested := Valid, false, false
-	fail := func(why Invalid) {
-		if bad == Valid {
-			bad = why
-		}
-	}
+	in := inspector{r: r}
 	for k, v := range attrs.All() {
-		if len(k) < 6 || k[:5] != "ttft." {
-			// Producers' keys are most of a span's attributes: one compare each.
-			switch k {
-			case KeyProvider:
-				r.Provider = strValue(v)
-			case KeyModel:
-				r.Model = strValue(v)
-			}
-			continue
-		}
-		switch k {
-		case KeyNestedIn:
-			nested = true
-		case KeyOutcome:
-			hasOutcome = true
-			if v.Type() != pcommon.ValueTypeStr || !ValidOutcome(v.Str()) {
-				fail(InvalidOutcome)
-				continue
-			}
-			r.Outcome = v.Str()
-		case KeyTimeToFirstContent:
-			if !readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) {
-				fail(InvalidValue)
-			}
-		case KeyTimeToFirstChunk:
-			if !readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) {
-				fail(InvalidValue)
-			}
-		case KeyTimeToHeaders:
-			if !readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) {
-				fail(InvalidValue)
-			}
-		case KeyMaxChunkGap:
-			if !readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) {
-				fail(InvalidValue)
-			}
-		case KeyDuration:
-			if !readTime(v, &r.Duration, &r.HasDuration) {
-				fail(InvalidValue)
-			}
-		case KeyContentChunks:
-			if !readCount(v, &r.ContentChunks, &r.HasContentChunks) {
-				fail(InvalidValue)
-			}
-		case KeyPromptTokens:
-			if !readCount(v, &r.PromptTokens, &r.HasPromptTokens) {
-				fail(InvalidValue)
-			}
-		case KeyCachedTokens:
-			if !readCount(v, &r.CachedTokens, &r.HasCachedTokens) {
-				fail(InvalidValue)
-			}
-		case KeyOutputTokens:
-			if !readCount(v, &r.OutputTokens, &r.HasOutputTokens) {
-				fail(InvalidValue)
-			}
-		case KeyAttempts:
-			var attempts int64
-			var has bool
-			if !readCount(v, &attempts, &has) {
-				fail(InvalidValue)
-			}
-			if has {
-				r.Attempts = attempts
-			}
-		case KeyStreamed:
-			if v.Type() == pcommon.ValueTypeBool {
-				r.Streamed, r.StreamedKnown = v.Bool(), true
-			}
-		case KeyFailedOver:
-			if v.Type() == pcommon.ValueTypeBool {
-				r.FailedOver, r.FailedOverKnown = v.Bool(), true
-			}
-		case KeyPromptBand:
-			r.PromptBand = strValue(v)
-		case KeyMeasuredAt:
-			r.MeasuredAt = strValue(v)
-			switch r.MeasuredAt {
-			case "", MeasuredAtFirstContent, MeasuredAtFirstChunk:
-			default:
-				fail(InvalidMeasuredAt)
-			}
-		case KeyObserver:
-			r.Observer = strValue(v)
-		case KeyRoute:
-			r.Route = strValue(v)
-		case KeySource:
-			r.Source = strValue(v)
+		if len(k) > len(ttftPrefix) && k[:len(ttftPrefix)] == ttftPrefix {
+			in.key(k, v)
+		} else if len(k) == len(KeyProvider) {
+			in.target(k, v)
 		}
 	}
 	switch {
-	case nested:
+	case in.nested:
 		return StateNested, Valid
-	case !hasOutcome:
+	case !in.hasOutcome:
 		return StateNone, Valid
-	case bad != Valid:
-		return StateInvalid, bad
+	case in.bad != Valid:
+		return StateInvalid, in.bad
 	}
 	return StateStamped, Valid
+}
+
+// ttftPrefix starts every record key but the target keys.
+const ttftPrefix = "ttft."
+
+// The target keys are as long as each other: Inspect tests the length once.
+var _ = [1]struct{}{}[len(KeyProvider)-len(KeyModel)]
+
+// inspector is Inspect's state over one attribute map.
+type inspector struct {
+	r                  *Record
+	bad                Invalid
+	hasOutcome, nested bool
+}
+
+func (in *inspector) fail(why Invalid) {
+	if in.bad == Valid {
+		in.bad = why
+	}
+}
+
+// target reads a target key (producers' values, never forged by a record).
+func (in *inspector) target(k string, v pcommon.Value) {
+	switch k {
+	case KeyProvider:
+		in.r.Provider = strValue(v)
+	case KeyModel:
+		in.r.Model = strValue(v)
+	}
+}
+
+// key reads one ttft.* attribute.
+func (in *inspector) key(k string, v pcommon.Value) {
+	r := in.r
+	switch k {
+	case KeyNestedIn:
+		in.nested = true
+	case KeyOutcome:
+		in.hasOutcome = true
+		if v.Type() != pcommon.ValueTypeStr || !ValidOutcome(v.Str()) {
+			in.fail(InvalidOutcome)
+			return
+		}
+		r.Outcome = v.Str()
+	case KeyTimeToFirstContent:
+		if !readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) {
+			in.fail(InvalidValue)
+		}
+	case KeyTimeToFirstChunk:
+		if !readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) {
+			in.fail(InvalidValue)
+		}
+	case KeyTimeToHeaders:
+		if !readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) {
+			in.fail(InvalidValue)
+		}
+	case KeyMaxChunkGap:
+		if !readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) {
+			in.fail(InvalidValue)
+		}
+	case KeyDuration:
+		if !readTime(v, &r.Duration, &r.HasDuration) {
+			in.fail(InvalidValue)
+		}
+	case KeyContentChunks:
+		if !readCount(v, &r.ContentChunks, &r.HasContentChunks) {
+			in.fail(InvalidValue)
+		}
+	case KeyPromptTokens:
+		if !readCount(v, &r.PromptTokens, &r.HasPromptTokens) {
+			in.fail(InvalidValue)
+		}
+	case KeyCachedTokens:
+		if !readCount(v, &r.CachedTokens, &r.HasCachedTokens) {
+			in.fail(InvalidValue)
+		}
+	case KeyOutputTokens:
+		if !readCount(v, &r.OutputTokens, &r.HasOutputTokens) {
+			in.fail(InvalidValue)
+		}
+	case KeyAttempts:
+		var attempts int64
+		var has bool
+		if !readCount(v, &attempts, &has) {
+			in.fail(InvalidValue)
+		}
+		if has {
+			r.Attempts = attempts
+		}
+	case KeyStreamed:
+		if v.Type() == pcommon.ValueTypeBool {
+			r.Streamed, r.StreamedKnown = v.Bool(), true
+		}
+	case KeyFailedOver:
+		if v.Type() == pcommon.ValueTypeBool {
+			r.FailedOver, r.FailedOverKnown = v.Bool(), true
+		}
+	case KeyPromptBand:
+		r.PromptBand = strValue(v)
+	case KeyMeasuredAt:
+		r.MeasuredAt = strValue(v)
+		switch r.MeasuredAt {
+		case "", MeasuredAtFirstContent, MeasuredAtFirstChunk:
+		default:
+			in.fail(InvalidMeasuredAt)
+		}
+	case KeyObserver:
+		r.Observer = strValue(v)
+	case KeyRoute:
+		r.Route = strValue(v)
+	case KeySource:
+		r.Source = strValue(v)
+	}
 }
 
 func readTime(v pcommon.Value, dst *float64, has *bool) bool {
@@ -356,12 +385,9 @@ func readCount(v pcommon.Value, dst *int64, has *bool) bool {
 	return true
 }
 
-func strValue(v pcommon.Value) string {
-	if v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	return ""
-}
+// strValue is a string attribute's value, "" for any other type (what
+// Value.Str returns for them, without a Type switch).
+func strValue(v pcommon.Value) string { return v.Str() }
 
 // Number reads a numeric attribute value: a double or an int. The
 // derivation reads numeric text on top of it.
