@@ -75,16 +75,10 @@ func Validate(r *Record, lim *Limits) Invalid {
 	if !ValidOutcome(r.Outcome) {
 		return InvalidOutcome
 	}
-	for _, t := range [...]struct {
-		v   float64
-		has bool
-	}{
-		{r.TimeToFirstContent, r.HasTimeToFirstContent}, {r.TimeToFirstChunk, r.HasTimeToFirstChunk},
-		{r.TimeToHeaders, r.HasTimeToHeaders}, {r.MaxChunkGap, r.HasMaxChunkGap}, {r.Duration, r.HasDuration},
-	} {
-		if t.has && !(t.v >= 0 && !math.IsInf(t.v, 0)) {
-			return InvalidValue
-		}
+	if badTime(r.TimeToFirstContent, r.HasTimeToFirstContent) || badTime(r.TimeToFirstChunk, r.HasTimeToFirstChunk) ||
+		badTime(r.TimeToHeaders, r.HasTimeToHeaders) || badTime(r.MaxChunkGap, r.HasMaxChunkGap) ||
+		badTime(r.Duration, r.HasDuration) {
+		return InvalidValue
 	}
 	if (r.HasContentChunks && r.ContentChunks < 0) || (r.HasPromptTokens && r.PromptTokens < 0) ||
 		(r.HasCachedTokens && r.CachedTokens < 0) || (r.HasOutputTokens && r.OutputTokens < 0) {
@@ -141,6 +135,9 @@ func Validate(r *Record, lim *Limits) Invalid {
 	}
 	return Valid
 }
+
+// badTime reports a time that is present and negative, NaN or infinite.
+func badTime(v float64, has bool) bool { return has && !(v >= 0 && !math.IsInf(v, 0)) }
 
 // bandIn reports whether band is one of the configured labels (a derived
 // record always has one, unknown when no prompt size is known).
