@@ -675,10 +675,10 @@ func (d *Deriver) eventAt(e *evidence, si *scopeInfo, name string, class uint8, 
 
 // scanEvents reads at most MaxEvents span events. Times stay in integer
 // nanoseconds until the end. It is the processor's hottest loop (one pass
-// per chunk of every streamed call), so the loop holds only what a
-// ttft.chunk event needs, in locals the compiler keeps in registers: a
-// chunk costs one name compare, one attribute lookup and a few compares.
-// Any other event is handed to otherEvent, outside the loop.
+// per chunk of every streamed call). A span whose events are all
+// ttft.chunk events (what the stream instrumentation writes) is read by
+// onlyChunks, a loop without a call in it, which the compiler keeps in
+// registers; any other span by mixedEvents.
 func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice) {
 	n := events.Len()
 	if n == 0 {
@@ -694,35 +694,76 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	if !e.timingValid {
 		lo, hi = 1, 0
 	}
-	var (
-		// Times of admitted events are ≥ lo ≥ 1, so firstAny and
-		// firstContent are kept minus one: none is the largest value,
-		// and "no content yet or t before it" is one compare.
-		firstAny, firstContent = ^uint64(0), ^uint64(0)
-		lastChunk              uint64 // previous non-keepalive chunk after first content; 0: none
-		maxGap                 uint64
-		chunkEvents            int64
-		contentChunks          int64
-		ignored                int64
-		g                      genericChunks
-	)
+	var g genericChunks
+	c, ok := onlyChunks(events, n, lo, hi)
+	if !ok {
+		c = d.mixedEvents(e, si, events, n, lo, hi, &g)
+	}
+	if c.errorChunk {
+		e.finishError = true
+	}
+	e.eventsIgnored += c.ignored
+	e.chunkEvents += c.chunkEvents + g.n
+	e.genericChunks += g.n
+	e.contentChunks += c.contentChunks
+	if e.chunkEvents > 0 {
+		e.genai = true
+		e.setStream(true)
+	}
+	if c.firstContent != ^uint64(0) {
+		e.content.offer(float64(c.firstContent+1-e.start)/1e9, EventChunk, prioChunkEvents)
+	}
+	if c.firstAny != ^uint64(0) {
+		e.chunk.offer(float64(c.firstAny+1-e.start)/1e9, EventChunk, prioChunkEvents)
+	}
+	if c.lastChunk != 0 {
+		e.maxGap, e.hasGap = float64(c.maxGap)/1e9, true
+	}
+	if g.first != 0 {
+		e.chunk.offer(float64(g.first-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)
+		if !e.hasGap && e.genericChunks > 1 {
+			e.maxGap, e.hasGap = float64(g.gap)/1e9, true
+		}
+	}
+}
+
+// chunkStats is what a span's ttft.chunk events say.
+type chunkStats struct {
+	// Times of admitted events are ≥ lo ≥ 1, so firstAny and firstContent
+	// are kept minus one: none is the largest value, and "no content yet
+	// or t before it" is one compare.
+	firstAny, firstContent uint64
+	lastChunk              uint64 // previous non-keepalive chunk after first content; 0: none
+	maxGap                 uint64
+	chunkEvents            int64
+	contentChunks          int64
+	ignored                int64 // outside the span
+	errorChunk             bool
+}
+
+// onlyChunks reads the first n events when all of them are ttft.chunk
+// events; ok is false at the first that is not, and the caller reads the
+// span with mixedEvents instead. It writes nothing but its result and
+// calls nothing, so the compiler keeps the loop in registers (with a call
+// in it, or chunkStats.add as a function, it spills them on every event).
+// The loop body is chunkStats.add written out: keep the two alike
+// (TestChunkEventsReadAlikeWithOtherEvents compares them).
+func onlyChunks(events ptrace.SpanEventSlice, n int, lo, hi uint64) (chunkStats, bool) {
+	firstAny, firstContent := ^uint64(0), ^uint64(0)
+	var lastChunk, maxGap uint64
+	var contentChunks, ignored int64
+	errorChunk := false
 	for i := 0; i < n; i++ {
 		ev := events.At(i)
-		if ev.Name() != EventChunk && !d.otherEvent(e, si, ev, lo, hi, &g) {
-			continue
+		if ev.Name() != EventChunk {
+			return chunkStats{}, false
 		}
 		t := uint64(ev.Timestamp())
 		if t < lo || t > hi {
 			ignored++
 			continue
 		}
-		chunkEvents++
 		firstAny = min(firstAny, t-1)
-		// The kind: the first AttrChunkKind attribute, a string ("" for
-		// any other type or none). The loop is written here, not as a
-		// function, so the compiler inlines it; comparing each key with
-		// the constant is a length test and word compares, where Map.Get
-		// compares with its parameter through a call.
 		var kind string
 		for k, v := range ev.Attributes().All() {
 			if k == AttrChunkKind {
@@ -735,12 +776,12 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			contentChunks++
 			firstContent = min(firstContent, t-1)
 		case KindKeepalive:
-			continue // keep-alives carry nothing: they do not end a pause
+			continue
 		case KindError:
-			e.finishError = true
+			errorChunk = true
 		}
 		if t-1 < firstContent {
-			continue // before the first content: no pause yet
+			continue
 		}
 		if t > lastChunk {
 			if lastChunk != 0 {
@@ -749,28 +790,63 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			lastChunk = t
 		}
 	}
-	e.eventsIgnored += ignored
-	e.chunkEvents += chunkEvents + g.n
-	e.genericChunks += g.n
-	e.contentChunks += contentChunks
-	if e.chunkEvents > 0 {
-		e.genai = true
-		e.setStream(true)
-	}
-	if firstContent != ^uint64(0) {
-		e.content.offer(float64(firstContent+1-e.start)/1e9, EventChunk, prioChunkEvents)
-	}
-	if firstAny != ^uint64(0) {
-		e.chunk.offer(float64(firstAny+1-e.start)/1e9, EventChunk, prioChunkEvents)
-	}
-	if lastChunk != 0 {
-		e.maxGap, e.hasGap = float64(maxGap)/1e9, true
-	}
-	if g.first != 0 {
-		e.chunk.offer(float64(g.first-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)
-		if !e.hasGap && e.genericChunks > 1 {
-			e.maxGap, e.hasGap = float64(g.gap)/1e9, true
+	return chunkStats{
+		firstAny: firstAny, firstContent: firstContent, lastChunk: lastChunk, maxGap: maxGap,
+		chunkEvents: int64(n) - ignored, contentChunks: contentChunks, ignored: ignored, errorChunk: errorChunk,
+	}, true
+}
+
+// mixedEvents reads the first n events of a span that has events other
+// than ttft.chunk: those go to otherEvent, the chunk events are read as
+// onlyChunks reads them.
+func (d *Deriver) mixedEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice, n int, lo, hi uint64, g *genericChunks) chunkStats {
+	c := chunkStats{firstAny: ^uint64(0), firstContent: ^uint64(0)}
+	for i := 0; i < n; i++ {
+		ev := events.At(i)
+		if ev.Name() != EventChunk && !d.otherEvent(e, si, ev, lo, hi, g) {
+			continue
 		}
+		c.add(ev, lo, hi)
+	}
+	return c
+}
+
+// add reads one chunk event (mixedEvents; onlyChunks has the same body
+// written out). The kind is the first AttrChunkKind attribute, a string ("" for any other type or
+// none); comparing each key with the constant is a length test and word
+// compares, where Map.Get compares with its parameter through a call.
+func (c *chunkStats) add(ev ptrace.SpanEvent, lo, hi uint64) {
+	t := uint64(ev.Timestamp())
+	if t < lo || t > hi {
+		c.ignored++
+		return
+	}
+	c.chunkEvents++
+	c.firstAny = min(c.firstAny, t-1)
+	var kind string
+	for k, v := range ev.Attributes().All() {
+		if k == AttrChunkKind {
+			kind = v.Str()
+			break
+		}
+	}
+	switch kind {
+	case KindContent, KindToolCall, KindReasoning:
+		c.contentChunks++
+		c.firstContent = min(c.firstContent, t-1)
+	case KindKeepalive:
+		return // keep-alives carry nothing: they do not end a pause
+	case KindError:
+		c.errorChunk = true
+	}
+	if t-1 < c.firstContent {
+		return // before the first content: no pause yet
+	}
+	if t > c.lastChunk {
+		if c.lastChunk != 0 {
+			c.maxGap = max(c.maxGap, t-c.lastChunk)
+		}
+		c.lastChunk = t
 	}
 }
 
