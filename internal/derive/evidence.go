@@ -746,6 +746,8 @@ type chunkStats struct {
 // span with mixedEvents instead. It writes nothing but its result and
 // calls nothing, so the compiler keeps the loop in registers (with a call
 // in it, or chunkStats.add as a function, it spills them on every event).
+// Map.Range with a function literal is inlined whole; a range over
+// Map.All keeps the iterator's state and costs more.
 // The loop body is chunkStats.add written out: keep the two alike
 // (TestChunkEventsReadAlikeWithOtherEvents compares them).
 func onlyChunks(events ptrace.SpanEventSlice, n int, lo, hi uint64) (chunkStats, bool) {
@@ -765,12 +767,13 @@ func onlyChunks(events ptrace.SpanEventSlice, n int, lo, hi uint64) (chunkStats,
 		}
 		firstAny = min(firstAny, t-1)
 		var kind string
-		for k, v := range ev.Attributes().All() {
+		ev.Attributes().Range(func(k string, v pcommon.Value) bool {
 			if k == AttrChunkKind {
 				kind = v.Str()
-				break
+				return false
 			}
-		}
+			return true
+		})
 		switch kind {
 		case KindContent, KindToolCall, KindReasoning:
 			contentChunks++
@@ -824,12 +827,13 @@ func (c *chunkStats) add(ev ptrace.SpanEvent, lo, hi uint64) {
 	c.chunkEvents++
 	c.firstAny = min(c.firstAny, t-1)
 	var kind string
-	for k, v := range ev.Attributes().All() {
+	ev.Attributes().Range(func(k string, v pcommon.Value) bool {
 		if k == AttrChunkKind {
 			kind = v.Str()
-			break
+			return false
 		}
-	}
+		return true
+	})
 	switch kind {
 	case KindContent, KindToolCall, KindReasoning:
 		c.contentChunks++
