@@ -488,7 +488,14 @@ func (e *evidence) vercelOperation(op string) {
 // isCallOperation reports whether a gen_ai.operation.name / llm.request.type
 // value names a model call that can stream.
 func isCallOperation(op string) bool {
-	switch strings.ToLower(op) {
+	if callOperation(op) {
+		return true // as written: the semantic conventions spell them in lower case
+	}
+	return callOperation(strings.ToLower(op))
+}
+
+func callOperation(op string) bool {
+	switch op {
 	case "chat", "text_completion", "completion", "generate_content", "generate", "responses", "messages", "chat_completion":
 		return true
 	}
