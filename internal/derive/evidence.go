@@ -822,9 +822,10 @@ func (d *Deriver) mixedEvents(e *evidence, si *scopeInfo, events ptrace.SpanEven
 }
 
 // add reads one chunk event (mixedEvents; onlyChunks has the same body
-// written out). The kind is the first AttrChunkKind attribute, a string ("" for any other type or
-// none); comparing each key with the constant is a length test and word
-// compares, where Map.Get compares with its parameter through a call.
+// written out). The kind is the first AttrChunkKind attribute, a string
+// ("" for any other type or none); comparing each key with the constant is
+// a length test and word compares, where Map.Get compares with its
+// parameter through a call.
 func (c *chunkStats) add(ev ptrace.SpanEvent, lo, hi uint64) {
 	t := uint64(ev.Timestamp())
 	if t < lo || t > hi {
@@ -871,8 +872,6 @@ type genericChunks struct {
 // otherEvent reads an event not named ttft.chunk. It reports whether the
 // event is a chunk event of the contract under another name (a configured
 // row), which the caller then reads as one.
-//
-//go:noinline
 func (d *Deriver) otherEvent(e *evidence, si *scopeInfo, ev ptrace.SpanEvent, lo, hi uint64, g *genericChunks) bool {
 	name := ev.Name()
 	class := d.eventClass(si, name)
