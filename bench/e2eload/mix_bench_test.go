@@ -1,0 +1,122 @@
+package e2eload
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
+)
+
+// benchRequests is how many of the sender's requests one benchmark batch
+// holds: pipeline (b)'s processor sees one request at a time, its connector
+// what the batch processor made of about two (5,000 spans/s, 200 ms).
+const benchRequests = 2
+
+// mixBatches is one request as the processor receives it, and what the
+// connector receives after the processor and the batch processor: the
+// stamped spans of benchRequests requests, one ResourceSpans each.
+func mixBatches(tb testing.TB, mix Mix) (request, stamped ptrace.Traces) {
+	bodies, err := Bodies(mix, 500, benchRequests, time.Now())
+	require.NoError(tb, err)
+	p := newProcessor(tb)
+	stamped = ptrace.NewTraces()
+	var u ptrace.ProtoUnmarshaler
+	for i, b := range bodies {
+		td, err := u.UnmarshalTraces(b.Data)
+		require.NoError(tb, err)
+		if i == 0 {
+			request = ptrace.NewTraces()
+			td.CopyTo(request)
+		}
+		require.NoError(tb, p.ConsumeTraces(context.Background(), td))
+		td.ResourceSpans().MoveAndAppendTo(stamped.ResourceSpans())
+	}
+	return request, stamped
+}
+
+type nopHost struct{}
+
+func (nopHost) GetExtensions() map[component.ID]component.Component { return nil }
+
+func newProcessor(tb testing.TB) interface {
+	ConsumeTraces(context.Context, ptrace.Traces) error
+} {
+	f := genaittftprocessor.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	require.NoError(tb, unmarshalDerive(cfg))
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	require.NoError(tb, err)
+	require.NoError(tb, p.Start(context.Background(), nopHost{}))
+	return p
+}
+
+func newConnector(tb testing.TB) interface {
+	ConsumeTraces(context.Context, ptrace.Traces) error
+} {
+	f := genaittftconnector.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	require.NoError(tb, unmarshalDerive(cfg))
+	c, err := f.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	require.NoError(tb, err)
+	require.NoError(tb, c.Start(context.Background(), nopHost{}))
+	tb.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
+}
+
+// BenchmarkMix runs pipeline (b)'s two components on the benchmark's own
+// request bodies, per mix: the processor on one request (500 spans), the
+// connector on the stamped output of two. The processor writes attributes,
+// so each of its iterations gets a fresh copy of the request: subtract
+// BenchmarkMix/<mix>/copy, the same loop without the processor. The
+// connector only reads its input and runs on the same batch each time.
+func BenchmarkMix(b *testing.B) {
+	for _, mix := range Mixes {
+		request, stamped := mixBatches(b, mix)
+		run := func(name string, src ptrace.Traces, copyInput bool, consume func(context.Context, ptrace.Traces) error) {
+			b.Run(mix.Name+"/"+name, func(b *testing.B) {
+				ctx := context.Background()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					td := src
+					if copyInput {
+						b.StopTimer()
+						td = ptrace.NewTraces()
+						src.CopyTo(td)
+						b.StartTimer()
+					}
+					if consume != nil {
+						if err := consume(ctx, td); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(src.SpanCount()), "ns/span")
+			})
+		}
+		run("copy", request, true, nil)
+		run("processor", request, true, newProcessor(b).ConsumeTraces)
+		run("connector", stamped, false, newConnector(b).ConsumeTraces)
+	}
+}
+
+// unmarshalDerive sets the derive settings pipeline (b) runs with
+// (collector.go).
+func unmarshalDerive(cfg component.Config) error {
+	return confmap.NewFromStringMap(map[string]any{
+		"derive": map[string]any{
+			"prompt_bands":    []any{2000, 16000, 64000},
+			"route_attribute": "ttft.route",
+		},
+	}).Unmarshal(cfg)
+}
