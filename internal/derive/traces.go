@@ -104,12 +104,14 @@ type scratch struct {
 	index   map[pcommon.SpanID]int32 // by span id alone: hashing 8 bytes, not 24
 	exact   map[spanKey]int32        // by both ids, built only for a batch where traces share span ids
 	shared  bool                     // this batch looks spans up in exact
-	// Every span of the batch, built only when a call's parent is not a
-	// call in the batch: nesting is found through intermediate spans.
+	// The spans of the batch that a walk through intermediate spans may
+	// pass (those of a trace with a call whose parent is not a call in the
+	// batch), built only when there is such a call.
 	all      map[pcommon.SpanID]int32
 	allSpans []otherSpan
-	rec      record.Record // handed to visitors; reused so it never escapes per span
-	used     int           // high-water mark of entries this call, cleared on release
+	walked   map[pcommon.TraceID]struct{} // the traces all holds
+	rec      record.Record                // handed to visitors; reused so it never escapes per span
+	used     int                          // high-water mark of entries this call, cleared on release
 }
 
 // acquire takes the spare working memory, else one from the pool.
@@ -460,33 +462,56 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 // a cycle stops here.
 const maxHops = 256
 
-// buildAll indexes every span of the batch by span id.
+// buildAll indexes by span id the spans of the batch that the walk in link
+// may pass: the walk stays within the trace of the call it starts from, so
+// only traces with a call whose parent is not resolved yet are indexed. A
+// batch where calls are a small share of the spans indexes a small share of
+// them; spans of one trace usually come one after another, so most spans
+// cost a comparison with the previous one's trace id.
 func (sc *scratch) buildAll(td ptrace.Traces) {
 	if sc.all == nil {
 		sc.all = make(map[pcommon.SpanID]int32)
+		sc.walked = make(map[pcommon.TraceID]struct{})
 	}
 	clear(sc.all)
+	clear(sc.walked)
 	sc.allSpans = sc.allSpans[:0]
+	for i := range sc.entries {
+		if e := &sc.entries[i]; !e.parent.IsEmpty() && e.parentIdx < 0 {
+			sc.walked[e.trace] = struct{}{}
+		}
+	}
+	var last pcommon.TraceID
+	lastWalked, haveLast := false, false
 	rss := td.ResourceSpans()
 	multiRes := rss.Len() > 1
 	for i := 0; i < rss.Len(); i++ {
 		rs := rss.At(i)
 		var fp uint64
-		if multiRes {
-			fp = resourceFingerprint(rs.Resource())
-		}
+		fpReady := !multiRes
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			spans := sss.At(j).Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
+				trace := span.TraceID()
+				if !haveLast || trace != last {
+					_, lastWalked = sc.walked[trace]
+					last, haveLast = trace, true
+				}
+				if !lastWalked {
+					continue
+				}
+				if !fpReady {
+					fp, fpReady = resourceFingerprint(rs.Resource()), true
+				}
 				id := span.SpanID()
 				next := int32(-1)
 				if prev, ok := sc.all[id]; ok {
 					next = prev
 				}
 				sc.all[id] = int32(len(sc.allSpans))
-				sc.allSpans = append(sc.allSpans, otherSpan{trace: span.TraceID(), parent: span.ParentSpanID(), resFP: fp, next: next})
+				sc.allSpans = append(sc.allSpans, otherSpan{trace: trace, parent: span.ParentSpanID(), resFP: fp, next: next})
 			}
 		}
 	}

@@ -1,0 +1,149 @@
+package derive
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// linkSpan is one span of a batch for the nesting tests: which
+// ResourceSpans it goes in, its trace, ids, and whether it is a call.
+type linkSpan struct {
+	res          int
+	trace        byte
+	id, parent   byte
+	call         bool
+	name         string
+	resAttribute string // service.name of its ResourceSpans, set by its first span
+}
+
+func linkBatch(spans ...linkSpan) ptrace.Traces {
+	td := ptrace.NewTraces()
+	for _, s := range spans {
+		for td.ResourceSpans().Len() <= s.res {
+			td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty()
+		}
+		rs := td.ResourceSpans().At(s.res)
+		if s.resAttribute != "" {
+			rs.Resource().Attributes().PutStr("service.name", s.resAttribute)
+		}
+		span := rs.ScopeSpans().At(0).Spans().AppendEmpty()
+		span.SetName(s.name)
+		span.SetKind(ptrace.SpanKindInternal)
+		span.SetTraceID(pcommon.TraceID{s.trace})
+		span.SetSpanID(pcommon.SpanID{s.id})
+		if s.parent != 0 {
+			span.SetParentSpanID(pcommon.SpanID{s.parent})
+		}
+		span.SetStartTimestamp(ts(0))
+		span.SetEndTimestamp(ts(time.Second))
+		if s.call {
+			span.SetKind(ptrace.SpanKindClient)
+			span.Attributes().PutStr("gen_ai.operation.name", "chat")
+			span.Attributes().PutStr("gen_ai.request.model", "m")
+		}
+	}
+	return td
+}
+
+// linkResult is which spans carry records and which outer span each nested
+// call span was folded into.
+func linkResult(t *testing.T, td ptrace.Traces) (records []string, nested map[string]pcommon.SpanID) {
+	t.Helper()
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	nested = map[string]pcommon.SpanID{}
+	var n int64
+	st := d.TracesWith(td, TraceVisitor{
+		Record: func(_ pcommon.Resource, span ptrace.Span, _ *record.Record) { records = append(records, span.Name()) },
+		Nested: func(_ pcommon.Resource, span ptrace.Span, outer pcommon.SpanID) { nested[span.Name()] = outer; n++ },
+	})
+	assert.Equal(t, n, st.Nested)
+	return records, nested
+}
+
+func TestNestingThroughIntermediateSpansOfInterleavedTraces(t *testing.T) {
+	// Two calls, each nested in an outer call through an intermediate
+	// span, with the spans of the two traces interleaved, and a third trace
+	// without calls whose span ids repeat the first trace's.
+	records, nested := linkResult(t, linkBatch(
+		linkSpan{trace: 1, id: 1, call: true, name: "outer-1"},
+		linkSpan{trace: 3, id: 2, parent: 9, name: "other-2"},
+		linkSpan{trace: 2, id: 1, call: true, name: "outer-2"},
+		linkSpan{trace: 1, id: 2, parent: 1, name: "mid-1"},
+		linkSpan{trace: 3, id: 9, name: "other-9"},
+		linkSpan{trace: 2, id: 2, parent: 1, name: "mid-2"},
+		linkSpan{trace: 1, id: 3, parent: 2, call: true, name: "inner-1"},
+		linkSpan{trace: 2, id: 3, parent: 2, call: true, name: "inner-2"},
+	))
+	assert.ElementsMatch(t, []string{"outer-1", "outer-2"}, records)
+	assert.Equal(t, map[string]pcommon.SpanID{"inner-1": {1}, "inner-2": {1}}, nested)
+}
+
+func TestNestingThroughIntermediateSpansInOtherResourceSpans(t *testing.T) {
+	// The intermediate span arrives in another ResourceSpans: the calls fold
+	// when it describes the same resource, never when it describes another.
+	for _, tc := range []struct {
+		name   string
+		second string
+		folds  bool
+	}{
+		{"same resource", "checkout", true},
+		{"another resource", "attacker", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			records, nested := linkResult(t, linkBatch(
+				linkSpan{res: 0, trace: 1, id: 1, call: true, name: "outer", resAttribute: "checkout"},
+				linkSpan{res: 1, trace: 1, id: 2, parent: 1, name: "mid", resAttribute: tc.second},
+				linkSpan{res: 1, trace: 2, id: 5, name: "unrelated"},
+				linkSpan{res: 0, trace: 1, id: 3, parent: 2, call: true, name: "inner"},
+			))
+			if tc.folds {
+				assert.Equal(t, []string{"outer"}, records)
+				assert.Equal(t, map[string]pcommon.SpanID{"inner": {1}}, nested)
+			} else {
+				assert.ElementsMatch(t, []string{"outer", "inner"}, records)
+				assert.Empty(t, nested)
+			}
+		})
+	}
+}
+
+func TestNestingThroughIntermediateSpansWithManyCalls(t *testing.T) {
+	// Past linearLimit calls the batch is indexed: 40 traces of a plain
+	// request (root → handler) with a call under the handler, and every
+	// fourth with an outer call above the root.
+	var spans []linkSpan
+	for i := range 40 {
+		tr := byte(i + 1)
+		if i%4 == 0 {
+			spans = append(spans, linkSpan{trace: tr, id: 9, call: true, name: "outer"})
+			spans = append(spans, linkSpan{trace: tr, id: 1, parent: 9, name: "root"})
+		} else {
+			spans = append(spans, linkSpan{trace: tr, id: 1, name: "root"})
+		}
+		spans = append(spans, linkSpan{trace: tr, id: 2, parent: 1, name: "handler"})
+	}
+	for i := range 40 {
+		spans = append(spans, linkSpan{trace: byte(i + 1), id: 3, parent: 2, call: true, name: "call"})
+	}
+	records, nested := linkResult(t, linkBatch(spans...))
+	assert.Equal(t, map[string]pcommon.SpanID{"call": {9}}, nested)
+	var outer, calls int
+	for _, r := range records {
+		switch r {
+		case "outer":
+			outer++
+		case "call":
+			calls++
+		}
+	}
+	assert.Equal(t, 10, outer, "the calls under an outer call fold into it")
+	assert.Equal(t, 30, calls)
+}
