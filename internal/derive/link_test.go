@@ -1,6 +1,7 @@
 package derive
 
 import (
+	"hash/fnv"
 	"testing"
 	"time"
 
@@ -146,4 +147,24 @@ func TestNestingThroughIntermediateSpansWithManyCalls(t *testing.T) {
 	}
 	assert.Equal(t, 10, outer, "the calls under an outer call fold into it")
 	assert.Equal(t, 30, calls)
+}
+
+func TestResourceFingerprintIsFNV1aSum(t *testing.T) {
+	// The fingerprint is the sum over attributes of FNV-1a (hash/fnv's
+	// New64a) of key, a zero byte and the value as a string.
+	res := pcommon.NewResource()
+	res.Attributes().PutStr("service.name", "checkout")
+	res.Attributes().PutInt("service.instance.id", 7)
+	res.Attributes().PutStr("", "")
+	res.Attributes().PutEmptySlice("tags").AppendEmpty().SetStr("ä")
+	var want uint64
+	for k, v := range res.Attributes().All() {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(k))
+		_, _ = h.Write([]byte{0})
+		_, _ = h.Write([]byte(v.AsString()))
+		want += h.Sum64()
+	}
+	assert.Equal(t, want, resourceFingerprint(res))
+	assert.NotEqual(t, want, resourceFingerprint(pcommon.NewResource()))
 }

@@ -1,8 +1,6 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
-	"hash/fnv"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -236,7 +234,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		// span that may be a call: a batch of plain spans pays nothing.
 		var fp uint64
 		var resNames resNames
-		resReady := false
+		resReady, fpReady := false, !multiRes
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
@@ -251,9 +249,6 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					continue
 				}
 				if !resReady {
-					if multiRes {
-						fp = resourceFingerprint(res)
-					}
 					resNames, resReady = resourceNames(res), true
 				}
 				if !siReady {
@@ -281,6 +276,11 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				}
 				d.checkTimings(&e.ev)
 				st.ValuesRejected += e.ev.rejected
+				if !fpReady {
+					// Only calls derived here fold: a batch of records
+					// stamped upstream fingerprints nothing.
+					fp, fpReady = resourceFingerprint(res), true
+				}
 				e.res, e.span, e.resFP = res, span, fp
 				e.trace, e.id, e.parent = span.TraceID(), span.SpanID(), span.ParentSpanID()
 			}
@@ -536,13 +536,25 @@ func (sc *scratch) other(trace pcommon.TraceID, id pcommon.SpanID) *otherSpan {
 func resourceFingerprint(res pcommon.Resource) uint64 {
 	var sum uint64
 	for k, v := range res.Attributes().All() {
-		h := fnv.New64a()
-		_, _ = h.Write([]byte(k))
-		_, _ = h.Write([]byte{0})
-		_, _ = h.Write([]byte(v.AsString()))
-		sum += h.Sum64()
+		// FNV-1a of key, 0, value: hash/fnv's New64a, without its
+		// allocations.
+		h := fnv1a(fnvOffset64, k)
+		h = (h ^ 0) * fnvPrime64
+		sum += fnv1a(h, v.AsString())
 	}
 	return sum
+}
+
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+func fnv1a(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime64
+	}
+	return h
 }
 
 // maxNesting bounds the walk from a GenAI span up to its outermost GenAI
