@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
@@ -25,8 +26,8 @@ const benchRequests = 2
 // mixBatches is one request as the processor receives it, and what the
 // connector receives after the processor and the batch processor: the
 // stamped spans of benchRequests requests, one ResourceSpans each.
-func mixBatches(tb testing.TB, mix Mix) (request, stamped ptrace.Traces) {
-	bodies, err := Bodies(mix, 500, benchRequests, time.Now())
+func mixBatches(tb testing.TB, mix Mix, now time.Time) (request, stamped ptrace.Traces) {
+	bodies, err := Bodies(mix, 500, benchRequests, now)
 	require.NoError(tb, err)
 	p := newProcessor(tb)
 	stamped = ptrace.NewTraces()
@@ -60,13 +61,16 @@ func newProcessor(tb testing.TB) interface {
 	return p
 }
 
-func newConnector(tb testing.TB) interface {
+// newConnector's clock stands still at now: no flush runs while it is
+// measured.
+func newConnector(tb testing.TB, now time.Time) interface {
 	ConsumeTraces(context.Context, ptrace.Traces) error
 } {
 	f := genaittftconnector.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	require.NoError(tb, unmarshalDerive(cfg))
-	c, err := f.CreateTracesToMetrics(context.Background(), connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
+	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(now))
+	c, err := f.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
 	require.NoError(tb, err)
 	require.NoError(tb, c.Start(context.Background(), nopHost{}))
 	tb.Cleanup(func() { _ = c.Shutdown(context.Background()) })
@@ -81,7 +85,8 @@ func newConnector(tb testing.TB) interface {
 // connector only reads its input and runs on the same batch each time.
 func BenchmarkMix(b *testing.B) {
 	for _, mix := range Mixes {
-		request, stamped := mixBatches(b, mix)
+		now := time.Now()
+		request, stamped := mixBatches(b, mix, now)
 		run := func(name string, src ptrace.Traces, copyInput bool, consume func(context.Context, ptrace.Traces) error) {
 			b.Run(mix.Name+"/"+name, func(b *testing.B) {
 				ctx := context.Background()
@@ -106,7 +111,7 @@ func BenchmarkMix(b *testing.B) {
 		}
 		run("copy", request, true, nil)
 		run("processor", request, true, newProcessor(b).ConsumeTraces)
-		run("connector", stamped, false, newConnector(b).ConsumeTraces)
+		run("connector", stamped, false, newConnector(b, now).ConsumeTraces)
 	}
 }
 
