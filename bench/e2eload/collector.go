@@ -23,6 +23,8 @@ type Pipeline struct {
 	Description string
 	// Spanmetrics: runs on the spanmetrics distribution, not otelcol-ttft.
 	Spanmetrics bool
+	// Baseline: runs on the baseline otelcol-ttft binary (Options.Baseline).
+	Baseline bool
 	// YAML blocks, each indented under its top-level key; %[3]d is the
 	// prometheus exporter's port.
 	processors, connectors, exporters, pipelines string
@@ -122,14 +124,28 @@ var Control = Pipeline{
 	pipelines:   Pipelines[0].pipelines,
 }
 
+// BaselineB is (b) on a baseline build of otelcol-ttft (say, of the commit
+// before a change), not run by default: beside (b) in the same run it
+// measures what a change did, on the same requests at the same moments
+// (-baseline and -pipelines a,b,b0).
+var BaselineB = Pipeline{
+	Name:        "b0",
+	Description: "(b) on the baseline otelcol-ttft binary (-baseline)",
+	Baseline:    true,
+	processors:  Pipelines[1].processors,
+	connectors:  Pipelines[1].connectors,
+	exporters:   Pipelines[1].exporters,
+	pipelines:   Pipelines[1].pipelines,
+}
+
 // PipelineByName finds a pipeline.
 func PipelineByName(name string) (Pipeline, error) {
-	for _, p := range append(Pipelines, Control) {
+	for _, p := range append(Pipelines, Control, BaselineB) {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares

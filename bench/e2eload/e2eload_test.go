@@ -136,6 +136,30 @@ func TestReportRatiosAndGoals(t *testing.T) {
 	assert.Contains(t, s, "≤ 1.00: NOT met")
 }
 
+func TestBaselinePipeline(t *testing.T) {
+	// b0 is (b)'s configuration on the -baseline binary; b/b0 is reported.
+	b0, err := PipelineByName("b0")
+	require.NoError(t, err)
+	assert.Equal(t, configFor(Pipelines[1], 1, 2, 3), configFor(b0, 1, 2, 3))
+	opts := Options{Collector: "new", Spanmetrics: "sm", Baseline: "old"}
+	assert.Equal(t, "old", opts.Binary(b0))
+	assert.Equal(t, "new", opts.Binary(Pipelines[1]))
+	assert.Equal(t, "sm", opts.Binary(Pipelines[2]))
+
+	var runs []Sample
+	for rep, cpu := range [][3]float64{{10, 10.4, 10.8}, {12, 12.3, 12.9}, {11, 11.2, 11.5}} {
+		for i, p := range []string{"a", "b", "b0"} {
+			runs = append(runs, Sample{Rep: rep, Result: Result{Pipeline: p, Mix: "95/5", Spans: 1_000_000, CPUSeconds: cpu[i]}})
+		}
+	}
+	var out bytes.Buffer
+	Report(&out, runs, []Pipeline{Pipelines[0], Pipelines[1], b0}, Mixes[1:2])
+	s := out.String()
+	assert.Contains(t, s, "95/5  b/a    1.025")
+	assert.Contains(t, s, "95/5  b0/a   1.075")
+	assert.Contains(t, s, "95/5  b/b0   0.963")
+}
+
 // TestSmoke runs the harness itself, tiny, against the built distribution so
 // it cannot rot: pipeline (a) alone, then (a) and (b), whose configuration
 // uses our components' keys, side by side. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.

@@ -25,14 +25,15 @@ import (
 // Options of one measured run.
 type Options struct {
 	// Collector is the otelcol-ttft binary; Spanmetrics the variant built
-	// from bench/builder-spanmetrics.yaml (needed for pipeline c only).
-	Collector, Spanmetrics string
-	Rate                   float64 // spans a second the sender aims at
-	Spans                  int     // spans sent in the measured window
-	Warmup                 int     // spans sent before it (not measured)
-	SpansPerRequest        int
-	Workers                int // concurrent requests at most
-	Dir                    string
+	// from bench/builder-spanmetrics.yaml (needed for pipeline c only);
+	// Baseline another otelcol-ttft build (needed for pipeline b0 only).
+	Collector, Spanmetrics, Baseline string
+	Rate                             float64 // spans a second the sender aims at
+	Spans                            int     // spans sent in the measured window
+	Warmup                           int     // spans sent before it (not measured)
+	SpansPerRequest                  int
+	Workers                          int // concurrent requests at most
+	Dir                              string
 }
 
 // Result of one run.
@@ -46,6 +47,27 @@ type Result struct {
 	PeakRSSMiB    float64
 	SenderCPU     float64 // this process's CPU seconds over the window
 	LoadAvg       [2]float64
+}
+
+// Binary is the collector binary pipeline p runs on.
+func (o Options) Binary(p Pipeline) string {
+	switch {
+	case p.Spanmetrics:
+		return o.Spanmetrics
+	case p.Baseline:
+		return o.Baseline
+	}
+	return o.Collector
+}
+
+func (p Pipeline) binaryName() string {
+	switch {
+	case p.Spanmetrics:
+		return "spanmetrics variant"
+	case p.Baseline:
+		return "baseline otelcol-ttft (-baseline)"
+	}
+	return "otelcol-ttft"
 }
 
 // CPUPerMillion is collector CPU seconds per million spans.
@@ -82,12 +104,9 @@ func RunTogether(ctx context.Context, ps []Pipeline, mix Mix, opts Options) ([]R
 	}()
 	urls := make([]string, 0, len(ps))
 	for _, p := range ps {
-		bin := opts.Collector
-		if p.Spanmetrics {
-			bin = opts.Spanmetrics
-		}
+		bin := opts.Binary(p)
 		if bin == "" {
-			return nil, fmt.Errorf("pipeline %s needs the %s binary", p.Name, map[bool]string{false: "otelcol-ttft", true: "spanmetrics variant"}[p.Spanmetrics])
+			return nil, fmt.Errorf("pipeline %s needs the %s binary", p.Name, p.binaryName())
 		}
 		col, err := startCollector(ctx, bin, opts.Dir, p)
 		if err != nil {

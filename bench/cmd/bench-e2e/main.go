@@ -22,13 +22,14 @@ func main() {
 	var opts e2eload.Options
 	flag.StringVar(&opts.Collector, "collector", "../dist/otelcol-ttft", "otelcol-ttft binary (make build)")
 	flag.StringVar(&opts.Spanmetrics, "spanmetrics", "../dist/spanmetrics/otelcol-ttft-spanmetrics", "spanmetrics variant (bench/builder-spanmetrics.yaml)")
+	flag.StringVar(&opts.Baseline, "baseline", "", "another otelcol-ttft build, for pipeline b0: (b) on it, beside (b) in the same run")
 	flag.Float64Var(&opts.Rate, "rate", 5000, "spans a second sent")
 	flag.IntVar(&opts.Spans, "spans", 100000, "spans measured per run")
 	flag.IntVar(&opts.Warmup, "warmup", 5000, "spans sent before the measurement of each run")
 	flag.IntVar(&opts.SpansPerRequest, "spans-per-request", 500, "spans in one OTLP request")
 	flag.IntVar(&opts.Workers, "workers", 4, "concurrent requests at most")
 	reps := flag.Int("reps", 5, "repetitions of every configuration")
-	pipelines := flag.String("pipelines", "a,b,c", "pipelines to run")
+	pipelines := flag.String("pipelines", "a,b,c", "pipelines to run (a, b, c; a2: a on the spanmetrics variant; b0: b on the -baseline build)")
 	mixes := flag.String("mixes", "plain,95/5,genai", "mixes to run")
 	together := flag.Bool("together", true, "run the pipelines side by side, each request sent to all at once (false: one after another)")
 	flag.Parse()
@@ -57,7 +58,10 @@ func run(opts e2eload.Options, reps int, pipelineNames, mixNames string, togethe
 		ms = append(ms, m)
 	}
 	for _, p := range ps {
-		bin := map[bool]string{false: opts.Collector, true: opts.Spanmetrics}[p.Spanmetrics]
+		bin := opts.Binary(p)
+		if bin == "" {
+			return fmt.Errorf("pipeline %s needs -baseline", p.Name)
+		}
 		if _, err := os.Stat(bin); err != nil {
 			return fmt.Errorf("pipeline %s: %w (make bench-e2e builds it)", p.Name, err)
 		}
