@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
 )
 
@@ -77,9 +78,24 @@ func newConnector(tb testing.TB, now time.Time) interface {
 	return c
 }
 
+// newDeriver is the processor's derivation alone (no stamping): it leaves
+// the batch as it is, so it runs on the same one each time, with no copy.
+func newDeriver(tb testing.TB) func(context.Context, ptrace.Traces) error {
+	cfg := derive.DefaultConfig()
+	cfg.PromptBands = []int64{2000, 16000, 64000}
+	cfg.RouteAttribute = "ttft.route"
+	d, err := derive.New(cfg)
+	require.NoError(tb, err)
+	return func(_ context.Context, td ptrace.Traces) error {
+		d.TracesWith(td, derive.TraceVisitor{})
+		return nil
+	}
+}
+
 // BenchmarkMix runs pipeline (b)'s two components on the benchmark's own
 // request bodies, per mix: the processor on one request (500 spans), the
-// connector on the stamped output of two. The processor writes attributes,
+// connector on the stamped output of two, and the processor's derivation
+// alone (derive) on the request. The processor writes attributes,
 // so each of its iterations gets a fresh copy of the request: subtract
 // BenchmarkMix/<mix>/copy, the same loop without the processor. The
 // connector only reads its input and runs on the same batch each time.
@@ -110,6 +126,7 @@ func BenchmarkMix(b *testing.B) {
 			})
 		}
 		run("copy", request, true, nil)
+		run("derive", request, false, newDeriver(b))
 		run("processor", request, true, newProcessor(b).ConsumeTraces)
 		run("connector", stamped, false, newConnector(b, now).ConsumeTraces)
 	}

@@ -18,6 +18,7 @@ import (
 type linkSpan struct {
 	res          int
 	trace        byte
+	tid          pcommon.TraceID // when set, instead of trace
 	id, parent   byte
 	call         bool
 	name         string
@@ -38,6 +39,9 @@ func linkBatch(spans ...linkSpan) ptrace.Traces {
 		span.SetName(s.name)
 		span.SetKind(ptrace.SpanKindInternal)
 		span.SetTraceID(pcommon.TraceID{s.trace})
+		if !s.tid.IsEmpty() {
+			span.SetTraceID(s.tid)
+		}
 		span.SetSpanID(pcommon.SpanID{s.id})
 		if s.parent != 0 {
 			span.SetParentSpanID(pcommon.SpanID{s.parent})
@@ -85,6 +89,24 @@ func TestNestingThroughIntermediateSpansOfInterleavedTraces(t *testing.T) {
 	))
 	assert.ElementsMatch(t, []string{"outer-1", "outer-2"}, records)
 	assert.Equal(t, map[string]pcommon.SpanID{"inner-1": {1}, "inner-2": {1}}, nested)
+}
+
+func TestNestingThroughIntermediateSpansOfTracesSharingATraceKey(t *testing.T) {
+	// Two traces whose ids fold to the same traceKey, the same span ids in
+	// both: each call nests through its own trace's intermediate span only.
+	a := pcommon.TraceID{1}
+	b := pcommon.TraceID{8: 1}
+	require.Equal(t, traceKey(a), traceKey(b))
+	records, nested := linkResult(t, linkBatch(
+		linkSpan{tid: a, id: 1, call: true, name: "outer-a"},
+		linkSpan{tid: b, id: 1, name: "root-b"},
+		linkSpan{tid: b, id: 2, parent: 1, name: "mid-b"},
+		linkSpan{tid: a, id: 2, parent: 1, name: "mid-a"},
+		linkSpan{tid: a, id: 3, parent: 2, call: true, name: "inner-a"},
+		linkSpan{tid: b, id: 3, parent: 2, call: true, name: "inner-b"},
+	))
+	assert.ElementsMatch(t, []string{"outer-a", "inner-b"}, records)
+	assert.Equal(t, map[string]pcommon.SpanID{"inner-a": {1}}, nested)
 }
 
 func TestNestingThroughIntermediateSpansInOtherResourceSpans(t *testing.T) {

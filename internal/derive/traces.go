@@ -1,6 +1,8 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
+	"encoding/binary"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -107,9 +109,9 @@ type scratch struct {
 	// batch), built only when there is such a call.
 	all      map[pcommon.SpanID]int32
 	allSpans []otherSpan
-	walked   map[pcommon.TraceID]struct{} // the traces all holds
-	rec      record.Record                // handed to visitors; reused so it never escapes per span
-	used     int                          // high-water mark of entries this call, cleared on release
+	walked   map[uint64]struct{} // traceKey of the traces all holds
+	rec      record.Record       // handed to visitors; reused so it never escapes per span
+	used     int                 // high-water mark of entries this call, cleared on release
 }
 
 // acquire takes the spare working memory, else one from the pool.
@@ -471,14 +473,14 @@ const maxHops = 256
 func (sc *scratch) buildAll(td ptrace.Traces) {
 	if sc.all == nil {
 		sc.all = make(map[pcommon.SpanID]int32)
-		sc.walked = make(map[pcommon.TraceID]struct{})
+		sc.walked = make(map[uint64]struct{})
 	}
 	clear(sc.all)
 	clear(sc.walked)
 	sc.allSpans = sc.allSpans[:0]
 	for i := range sc.entries {
 		if e := &sc.entries[i]; !e.parent.IsEmpty() && e.parentIdx < 0 {
-			sc.walked[e.trace] = struct{}{}
+			sc.walked[traceKey(e.trace)] = struct{}{}
 		}
 	}
 	var last pcommon.TraceID
@@ -496,7 +498,7 @@ func (sc *scratch) buildAll(td ptrace.Traces) {
 				span := spans.At(k)
 				trace := span.TraceID()
 				if !haveLast || trace != last {
-					_, lastWalked = sc.walked[trace]
+					_, lastWalked = sc.walked[traceKey(trace)]
 					last, haveLast = trace, true
 				}
 				if !lastWalked {
@@ -515,6 +517,13 @@ func (sc *scratch) buildAll(td ptrace.Traces) {
 			}
 		}
 	}
+}
+
+// traceKey folds a trace id into 8 bytes for the set of traces buildAll
+// indexes. Two traces may share a key: the other's spans are indexed too,
+// which costs a little and changes nothing (other compares whole ids).
+func traceKey(t pcommon.TraceID) uint64 {
+	return binary.LittleEndian.Uint64(t[:8]) ^ binary.LittleEndian.Uint64(t[8:])
 }
 
 // other finds a span of the batch by trace and span id.
