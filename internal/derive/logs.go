@@ -61,15 +61,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
-				switch d.readBack(lr.Attributes(), &sc.rec, &st) {
-				case record.StateNested:
-					// Only spans are folded; a marker here is foreign: skip it
-					// like a nested span rather than count a call twice.
-					continue
-				case record.StateStamped:
-					if visit := v.reread(); visit != nil {
-						visit(res, lr, &sc.rec)
-					}
+				if readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
 					continue
 				}
 				if !lr.SpanID().IsEmpty() {

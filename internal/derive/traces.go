@@ -256,13 +256,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				if !siReady {
 					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
 				}
-				switch d.readBack(span.Attributes(), &sc.rec, &st) {
-				case record.StateNested:
-					continue
-				case record.StateStamped:
-					if visit := v.reread(); visit != nil {
-						visit(res, span, &sc.rec)
-					}
+				if readBackDone(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span) {
 					continue
 				}
 				e := sc.next()
@@ -339,6 +333,25 @@ func (d *Deriver) readBack(attrs pcommon.Map, rec *record.Record, st *Stats) rec
 		st.Records++
 	}
 	return state
+}
+
+// readBackDone is readBack for one span or log record: a stamped record is
+// handed to visit (nil: dropped) and a nested marker skipped; both are done
+// with, and the caller goes on to the next item. False: derive the item
+// from its own evidence. (Only spans are folded: a nested marker on a log
+// record is foreign and skipped like a nested span rather than count a
+// call twice.)
+func readBackDone[T any](d *Deriver, attrs pcommon.Map, rec *record.Record, st *Stats, visit func(pcommon.Resource, T, *record.Record), res pcommon.Resource, item T) bool {
+	switch d.readBack(attrs, rec, st) {
+	case record.StateNested:
+		return true
+	case record.StateStamped:
+		if visit != nil {
+			visit(res, item, rec)
+		}
+		return true
+	}
+	return false
 }
 
 // checkTimings drops candidates a span's own timing contradicts.
