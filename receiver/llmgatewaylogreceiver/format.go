@@ -148,7 +148,7 @@ func (f field) set() bool { return len(f.names) > 0 }
 
 // get returns the first candidate present in row: by exact key first (CSV
 // column names may contain dots), then by walking nested objects.
-func (f field) get(row map[string]any) (any, string, bool) {
+func (f *field) get(row map[string]any) (any, string, bool) {
 	for i, name := range f.names {
 		if v, ok := row[name]; ok && v != nil {
 			return v, name, true
