@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -80,6 +83,39 @@ type GatewayFormat struct {
 	times                  TimeFormat
 	measuredAt             string
 	source                 string
+	// sources remembers source+key for the few keys a format's TTFT comes
+	// from, so a row's ttft.source is not a new string each time.
+	sources  atomic.Pointer[[]sourceName]
+	sourceMu sync.Mutex
+}
+
+type sourceName struct{ key, full string }
+
+// maxSourceNames bounds the remembered ttft.source values; keys past it
+// (a format has a handful) are joined per row.
+const maxSourceNames = 16
+
+// sourceOf is "llm_gateway_log/<name>:<key>".
+func (f *GatewayFormat) sourceOf(key string) string {
+	if l := f.sources.Load(); l != nil {
+		for _, s := range *l {
+			if s.key == key {
+				return s.full
+			}
+		}
+	}
+	full := f.source + key
+	f.sourceMu.Lock()
+	defer f.sourceMu.Unlock()
+	var l []sourceName
+	if old := f.sources.Load(); old != nil {
+		l = *old
+	}
+	if len(l) < maxSourceNames {
+		l = append(slices.Clip(l), sourceName{key: key, full: full})
+		f.sources.Store(&l)
+	}
+	return full
 }
 
 // GatewayFormatConfig names a format's units and clock.
@@ -271,7 +307,7 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 			r.TimeToFirstChunk, r.HasTimeToFirstChunk = ttft, true
 		}
 		// Only a record with a TTFT says where its clock stopped.
-		r.MeasuredAt, r.Source = f.measuredAt, f.source+src
+		r.MeasuredAt, r.Source = f.measuredAt, f.sourceOf(src)
 	}
 	d.finishRecord(r)
 	return ""

@@ -2,7 +2,9 @@ package derive
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -361,4 +363,31 @@ func TestFoldFallbacks(t *testing.T) {
 		d.FoldFallbacks([]*GatewayRecord{&parent, &c}, &out)
 		assert.Equal(t, int64(4), out.Record.Attempts, "2 on the first provider, at least 1 on the second, 1 on the third")
 	})
+}
+
+// sourceOf gives "llm_gateway_log/<name>:<key>" for any key, remembered or
+// not (past maxSourceNames), and is safe for the file input's parallel
+// readers.
+func TestGatewaySourceOfIsTheJoinedName(t *testing.T) {
+	f, err := NewGatewayFormat(GatewayFormatConfig{Name: "x", MeasuredAt: "first_content"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 3*maxSourceNames; i++ {
+				key := "k" + strconv.Itoa(i%(2*maxSourceNames))
+				if got, want := f.sourceOf(key), "llm_gateway_log/x:"+key; got != want {
+					t.Errorf("sourceOf(%q) = %q, want %q", key, got, want)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(*f.sources.Load()); n != maxSourceNames {
+		t.Errorf("%d names remembered, want the bound %d", n, maxSourceNames)
+	}
 }

@@ -70,7 +70,7 @@ const maxNumberText = 64
 // refused (ok false).
 func numberText(s string) (f float64, present, ok bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || strings.EqualFold(s, "null") || s == `\N` {
+	if s == "" || (len(s) == 4 && strings.EqualFold(s, "null")) || s == `\N` {
 		return 0, false, true
 	}
 	if len(s) > maxNumberText {
