@@ -84,6 +84,17 @@ type Stats struct {
 	Invalid [record.NumInvalid]int64
 }
 
+// built counts a record derived afresh: with a TTFT, or without one for
+// reason.
+func (st *Stats) built(reason Reason, has bool) {
+	st.Records++
+	if has {
+		st.WithTTFT++
+	} else {
+		st.Skipped[reason]++
+	}
+}
+
 // Add accumulates o into s.
 func (s *Stats) Add(o Stats) {
 	s.Examined += o.Examined

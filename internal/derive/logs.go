@@ -89,12 +89,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 				if !e.ev.server {
 					rec.Observer = record.ObserverGateway
 				}
-				st.Records++
-				if has {
-					st.WithTTFT++
-				} else {
-					st.Skipped[reason]++
-				}
+				st.built(reason, has)
 				if v.Record != nil {
 					v.Record(res, lr, rec)
 				}

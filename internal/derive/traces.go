@@ -299,12 +299,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		rec := &sc.rec
 		*rec = record.Record{}
 		reason, has := d.build(sc, int32(i), rec)
-		st.Records++
-		if has {
-			st.WithTTFT++
-		} else {
-			st.Skipped[reason]++
-		}
+		st.built(reason, has)
 		if v.Record != nil {
 			v.Record(e.res, e.span, rec)
 		}
