@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -120,14 +119,7 @@ func startMetricsSink(t *testing.T) (*metricsSink, string) {
 		s.mu.Unlock()
 		_, _ = w.Write(mustProto(pmetricotlp.NewExportResponse().MarshalProto()))
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return s, "http://" + l.Addr().String()
+	return s, serveLoopback(t, mux)
 }
 
 // eachForgedPoint calls f with every data point's metric name, attributes and the

@@ -54,6 +54,20 @@ func requireTool(t *testing.T, name string) string {
 }
 
 // freePort asks the kernel for an unused loopback port.
+// serveLoopback serves h on a free loopback port until the test ends and
+// returns its base URL.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + l.Addr().String()
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -109,14 +108,7 @@ func newOTLPSink(t *testing.T) (*otlpSink, string) {
 		s.mu.Unlock()
 		_, _ = w.Write(mustProto(pmetricotlp.NewExportResponse().MarshalProto()))
 	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return s, "http://" + l.Addr().String()
+	return s, serveLoopback(t, mux)
 }
 
 func mustProto(b []byte, err error) []byte {
