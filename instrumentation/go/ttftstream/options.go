@@ -90,13 +90,7 @@ func WithEventsAfterContent(n int) Option {
 // limit ends at the first content: the rest of the stream may take as long as
 // it takes.
 func WithFirstTokenTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.firstToken = d
-		} else {
-			c.firstToken = 0
-		}
-	}
+	return func(c *config) { c.firstToken = max(d, 0) }
 }
 
 func newConfig(opts []Option) *config {
