@@ -90,19 +90,16 @@ func (bs *bucketStore) expire(now time.Time, exp time.Duration) {
 	bs.series.expire(now, exp, func(s *bucketSeries) bool { return s.w.Empty(now) })
 }
 
-// gaugeIn returns the gauge named name in ms, appending it when absent, so
+// gaugeIn returns the gauge g in ms, appending it when absent, so
 // bucketed points join the exact ones under one metric.
-func gaugeIn(ms pmetric.MetricSlice, name, unit, desc string) pmetric.Metric {
+func gaugeIn(ms pmetric.MetricSlice, g gaugeSpec) pmetric.Metric {
 	for i := 0; i < ms.Len(); i++ {
-		if m := ms.At(i); m.Name() == name && m.Type() == pmetric.MetricTypeGauge {
+		if m := ms.At(i); m.Name() == g.name && m.Type() == pmetric.MetricTypeGauge {
 			return m
 		}
 	}
 	m := ms.AppendEmpty()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
-	m.SetEmptyGauge()
+	newGauge(g).MoveTo(m)
 	return m
 }
 
@@ -130,10 +127,10 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 			return
 		}
 		if !have {
-			samples = gaugeIn(ms, "ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true).")
-			quantile = gaugeIn(ms, "ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate.")
-			recommended = gaugeIn(ms, "ttft.timeout.recommended", "s", "Recommended timeout per policy; absent below the minimum-volume gate.")
-			cutRatio = gaugeIn(ms, "ttft.timeout.cut_ratio", "1", "Share of the window's requests that the recommended timeout would have cut.")
+			samples = gaugeIn(ms, gaugeSamples)
+			quantile = gaugeIn(ms, gaugeQuantile)
+			recommended = gaugeIn(ms, gaugeRecommended)
+			cutRatio = gaugeIn(ms, gaugeCutRatio)
 			have = true
 		}
 		n := d.Total()

@@ -184,11 +184,24 @@ type gauges struct {
 	quantile, samples, recommended, cutRatio, margin pmetric.Metric
 }
 
-func newGauge(name, unit, desc string) pmetric.Metric {
+// gaugeSpec is a recommendation gauge's name, unit and description, the
+// same whichever store (windows of derived records, windows of exported
+// histograms) writes its points.
+type gaugeSpec struct{ name, unit, desc string }
+
+var (
+	gaugeQuantile    = gaugeSpec{"ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate."}
+	gaugeSamples     = gaugeSpec{"ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true)."}
+	gaugeRecommended = gaugeSpec{"ttft.timeout.recommended", "s", "Recommended timeout per policy; absent below the minimum-volume gate."}
+	gaugeCutRatio    = gaugeSpec{"ttft.timeout.cut_ratio", "1", "Share of the window's requests that the recommended timeout would have cut."}
+	gaugeMargin      = gaugeSpec{"ttft.deadline.margin", "s", "Deadline minus the first-token timeout minus the p50 of successful duration; negative means a failover cannot finish in time."}
+)
+
+func newGauge(g gaugeSpec) pmetric.Metric {
 	m := pmetric.NewMetric()
-	m.SetName(name)
-	m.SetUnit(unit)
-	m.SetDescription(desc)
+	m.SetName(g.name)
+	m.SetUnit(g.unit)
+	m.SetDescription(g.desc)
 	m.SetEmptyGauge()
 	return m
 }
@@ -196,11 +209,11 @@ func newGauge(name, unit, desc string) pmetric.Metric {
 // build appends the window gauges to ms.
 func (ws *windowStore) build(ms pmetric.MetricSlice, now time.Time, pause *pauser) {
 	g := gauges{
-		quantile:    newGauge("ttft.quantile", "s", "Quantiles of time to first token over successful requests in the recommendation window; absent below the minimum-volume gate."),
-		samples:     newGauge("ttft.window.samples", "{request}", "Samples in the recommendation window: successful (ttft.censored=false) and cut by a first-token timeout (ttft.censored=true)."),
-		recommended: newGauge("ttft.timeout.recommended", "s", "Recommended timeout per policy; absent below the minimum-volume gate."),
-		cutRatio:    newGauge("ttft.timeout.cut_ratio", "1", "Share of the window's requests that the recommended timeout would have cut."),
-		margin:      newGauge("ttft.deadline.margin", "s", "Deadline minus the first-token timeout minus the p50 of successful duration; negative means a failover cannot finish in time."),
+		quantile:    newGauge(gaugeQuantile),
+		samples:     newGauge(gaugeSamples),
+		recommended: newGauge(gaugeRecommended),
+		cutRatio:    newGauge(gaugeCutRatio),
+		margin:      newGauge(gaugeMargin),
 	}
 	ts := pcommon.NewTimestampFromTime(now)
 	point := func(m pmetric.Metric, attrs pcommon.Map, v float64) pcommon.Map {
