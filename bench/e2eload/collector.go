@@ -138,14 +138,45 @@ var BaselineB = Pipeline{
 	pipelines:   Pipelines[1].pipelines,
 }
 
+// Splits are (b) in halves, not run by default: the processor alone, and
+// the connector alone (which then derives every call itself). Beside (a)
+// and (b) they show which component adds what (-pipelines a,b,bp,bk).
+var Splits = []Pipeline{
+	{
+		Name:        "bp",
+		Description: "otlp → genai_ttft → batch → debug (the processor of (b) alone)",
+		processors:  ttftProcessor,
+		pipelines: `    traces:
+      receivers: [otlp]
+      processors: [genai_ttft, batch]
+      exporters: [debug]
+`,
+	},
+	{
+		Name:        "bk",
+		Description: "otlp → batch → debug + genai_ttft connector → prometheus (the connector of (b) alone)",
+		processors:  Pipelines[0].processors,
+		connectors:  Pipelines[1].connectors,
+		exporters:   promExporter,
+		pipelines: `    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [debug, genai_ttft]
+    metrics:
+      receivers: [genai_ttft]
+      exporters: [prometheus]
+`,
+	},
+}
+
 // PipelineByName finds a pipeline.
 func PipelineByName(name string) (Pipeline, error) {
-	for _, p := range append(Pipelines, Control, BaselineB) {
+	for _, p := range append(append(Pipelines, Control, BaselineB), Splits...) {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares

@@ -351,13 +351,13 @@ func accounted(m map[string]float64, p Pipeline, sent counts) error {
 		{"otelcol_receiver_accepted_spans", sent.spans},
 		{"otelcol_exporter_sent_spans", sent.spans},
 	}
-	if p.Name == "b" || p.Name == "c" {
+	if p.Name == "b" || p.Name == "c" || p.Name == "bp" {
 		want = append(want, struct {
 			metric string
 			n      int
 		}{"otelcol_processor_genai_ttft_spans_derived", sent.genai})
 	}
-	if p.Name == "b" {
+	if p.Name == "b" || p.Name == "bk" {
 		want = append(want, struct {
 			metric string
 			n      int
