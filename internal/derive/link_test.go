@@ -171,6 +171,45 @@ func TestNestingThroughIntermediateSpansWithManyCalls(t *testing.T) {
 	assert.Equal(t, 30, calls)
 }
 
+func TestWalkIndexesOnlyTracesWithAnotherCall(t *testing.T) {
+	// 40 traces of a plain request (root → handler → call): each call is
+	// alone in its trace, so no walk can end at another call and the
+	// batch's other spans are not indexed. One more trace has an outer call
+	// above its root: only its spans are indexed, and its call nests.
+	var spans []linkSpan
+	for i := range 40 {
+		tr := byte(i + 1)
+		spans = append(spans,
+			linkSpan{trace: tr, id: 1, name: "root"},
+			linkSpan{trace: tr, id: 2, parent: 1, name: "handler"},
+			linkSpan{trace: tr, id: 3, parent: 2, call: true, name: "call"})
+	}
+	d, err := New(DefaultConfig())
+	require.NoError(t, err)
+	// derive returns how many spans the walk indexed, the records and the
+	// nested calls.
+	derive := func(td ptrace.Traces) (indexed, records int, nested int64) {
+		st := d.TracesWith(td, TraceVisitor{Record: func(pcommon.Resource, ptrace.Span, *record.Record) { records++ }})
+		sc := d.spare.Load()
+		require.NotNil(t, sc)
+		return len(sc.allSpans), records, st.Nested
+	}
+	indexed, records, nested := derive(linkBatch(spans...))
+	assert.Zero(t, indexed, "no trace has two calls: nothing to walk")
+	assert.Equal(t, 40, records)
+	assert.Zero(t, nested)
+
+	spans = append(spans,
+		linkSpan{trace: 99, id: 9, call: true, name: "outer"},
+		linkSpan{trace: 99, id: 1, parent: 9, name: "root"},
+		linkSpan{trace: 99, id: 2, parent: 1, name: "handler"},
+		linkSpan{trace: 99, id: 3, parent: 2, call: true, name: "inner"})
+	indexed, records, nested = derive(linkBatch(spans...))
+	assert.Equal(t, 4, indexed, "only the spans of the trace with two calls")
+	assert.Equal(t, 41, records)
+	assert.Equal(t, int64(1), nested, "the inner call nests in the outer")
+}
+
 func TestResourceFingerprintIsFNV1aSum(t *testing.T) {
 	// The fingerprint is the sum over attributes of FNV-1a (hash/fnv's
 	// New64a) of key, a zero byte and the value as a string.

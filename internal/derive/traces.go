@@ -110,6 +110,7 @@ type scratch struct {
 	all      map[pcommon.SpanID]int32
 	allSpans []otherSpan
 	walked   map[uint64]struct{} // traceKey of the traces all holds
+	calls    map[uint64]int32    // calls of the batch per traceKey (markWalked)
 	rec      record.Record       // handed to visitors; reused so it never escapes per span
 	used     int                 // high-water mark of entries this call, cleared on release
 }
@@ -425,14 +426,18 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 		}
 		unresolved = true
 	}
-	if unresolved && examined > int64(n) {
-		// Some call's parent is another kind of span of the batch: walk up
-		// through those.
+	if unresolved && examined > int64(n) && sc.markWalked() {
+		// Some call's parent is another kind of span of the batch, and
+		// another call of its trace is in the batch too: walk up through
+		// those spans to see whether that call encloses it.
 		sc.buildAll(td)
 		for i := range sc.entries {
 			e := &sc.entries[i]
 			if e.parent.IsEmpty() || e.parentIdx >= 0 {
 				continue
+			}
+			if _, ok := sc.walked[traceKey(e.trace)]; !ok {
+				continue // no other call of its trace to find
 			}
 			cur := e.parent
 			for hop := 0; hop < maxHops; hop++ {
@@ -472,25 +477,43 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 // a cycle stops here.
 const maxHops = 256
 
+// markWalked fills walked with the traces the walk in link must pass: those
+// with a call whose parent is not resolved yet and at least one other call
+// in the batch. The walk only ever ends at another call of the same trace,
+// so a call alone in its trace in the batch (the usual case: one LLM call
+// under an HTTP handler) needs no walk, and a batch of such calls does not
+// look at its other spans at all. It says whether any trace is to be walked.
+func (sc *scratch) markWalked() bool {
+	if sc.walked == nil {
+		sc.walked = make(map[uint64]struct{})
+		sc.calls = make(map[uint64]int32)
+	}
+	clear(sc.walked)
+	clear(sc.calls)
+	for i := range sc.entries {
+		sc.calls[traceKey(sc.entries[i].trace)]++
+	}
+	for i := range sc.entries {
+		e := &sc.entries[i]
+		if k := traceKey(e.trace); !e.parent.IsEmpty() && e.parentIdx < 0 && sc.calls[k] > 1 {
+			sc.walked[k] = struct{}{}
+		}
+	}
+	return len(sc.walked) > 0
+}
+
 // buildAll indexes by span id the spans of the batch that the walk in link
 // may pass: the walk stays within the trace of the call it starts from, so
-// only traces with a call whose parent is not resolved yet are indexed. A
-// batch where calls are a small share of the spans indexes a small share of
-// them; spans of one trace usually come one after another, so most spans
-// cost a comparison with the previous one's trace id.
+// only the traces markWalked chose are indexed. A batch where calls are a
+// small share of the spans indexes a small share of them; spans of one
+// trace usually come one after another, so most spans cost a comparison
+// with the previous one's trace id.
 func (sc *scratch) buildAll(td ptrace.Traces) {
 	if sc.all == nil {
 		sc.all = make(map[pcommon.SpanID]int32)
-		sc.walked = make(map[uint64]struct{})
 	}
 	clear(sc.all)
-	clear(sc.walked)
 	sc.allSpans = sc.allSpans[:0]
-	for i := range sc.entries {
-		if e := &sc.entries[i]; !e.parent.IsEmpty() && e.parentIdx < 0 {
-			sc.walked[traceKey(e.trace)] = struct{}{}
-		}
-	}
 	var last pcommon.TraceID
 	lastWalked, haveLast := false, false
 	rss := td.ResourceSpans()
