@@ -575,10 +575,14 @@ func (d *Deriver) mayBeCall(span ptrace.Span) bool {
 	if t.noPrefilter {
 		return true
 	}
-	for k := range span.Attributes().All() {
-		if t.callKeys.has(k) {
-			return true
-		}
+	// Map.Range with a literal: a tighter loop than range over Map.All.
+	found := false
+	span.Attributes().Range(func(k string, _ pcommon.Value) bool {
+		found = t.callKeys.has(k)
+		return !found
+	})
+	if found {
+		return true
 	}
 	evs := span.Events()
 	n := evs.Len()
