@@ -27,6 +27,12 @@ type Config struct {
 	// Derive is the same block the genai_ttft processor accepts; it is used
 	// when spans or log records arrive without ttft.* attributes.
 	Derive derive.Config `mapstructure:"derive"`
+	// StampedOnly reads only records stamped upstream (by the genai_ttft
+	// processor or the llm_gateway_log receiver) and derives none here: a
+	// span without ttft.outcome or ttft.nested_in costs a length test per
+	// attribute instead of the derivation's scan (docs/architecture.md,
+	// "The connector behind the processor").
+	StampedOnly bool `mapstructure:"stamped_only"`
 	// Dimensions are attribute names added to every series. Values come from
 	// the request record (provider, model, route), then the span or log
 	// attributes, then the resource attributes; a missing value is omitted.
@@ -72,6 +78,14 @@ type Config struct {
 
 	// prevent unkeyed literal initialization
 	_ struct{}
+}
+
+// deriveOptions are the options of the connector's Deriver.
+func (c *Config) deriveOptions() []derive.Option {
+	if c.StampedOnly {
+		return []derive.Option{derive.StampedOnly()}
+	}
+	return nil
 }
 
 // DeadlinesConfig holds the callers' total deadlines per route.

@@ -22,6 +22,7 @@ func TestLoadConfig(t *testing.T) {
 	full := defaultConfig()
 	full.Derive.PromptBands = []int64{4000, 32000}
 	full.Derive.RouteAttribute = "llm.route"
+	full.StampedOnly = true
 	full.Dimensions = []string{"gen_ai.provider.name", "gen_ai.request.model", "ttft.route", "deployment.environment.name"}
 	full.FlushInterval = 30 * time.Second
 	full.Window = 12 * time.Hour

@@ -61,7 +61,7 @@ type ttftConnector struct {
 }
 
 func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, next consumer.Metrics) (*ttftConnector, error) {
-	d, err := derive.New(cfg.Derive)
+	d, err := derive.New(cfg.Derive, cfg.deriveOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +260,17 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *derive.Stats, st *batchStats) {
 	// Reasons that still produce a record (not streamed, no evidence, ...)
 	// were counted by observe, or aggregated; only those without one count here.
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonSpanLog} {
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonSpanLog, derive.ReasonUnstamped} {
 		st.skip(r.String(), ds.Skipped[r])
 	}
-	st.skip("nested", ds.Nested)
 	now := c.clock.Now()
+	if n := ds.Skipped[derive.ReasonUnstamped]; n > 0 {
+		if c.limiter.Warn(c.logger, now, "unstamped", "stamped_only is set, but spans or log records that look like LLM calls arrive without a ttft.* record: put the genai_ttft processor in front of this connector on every pipeline that feeds it, or unset stamped_only",
+			zap.String("signal", signal), zap.Int64("sampled", n)) {
+			st.logsLimited++
+		}
+	}
+	st.skip("nested", ds.Nested)
 	var invalid int64
 	for why, n := range ds.Invalid {
 		st.invalid[why] += n

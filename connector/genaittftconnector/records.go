@@ -81,7 +81,7 @@ type recordsConnector struct {
 
 func createTracesToLogs(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Logs) (connector.Traces, error) {
 	c := cfg.(*Config)
-	d, err := derive.New(c.Derive)
+	d, err := derive.New(c.Derive, c.deriveOptions()...)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 
 	var st batchStats
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog} {
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog, derive.ReasonUnstamped} {
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	st.skip("nested", ds.Nested)

@@ -33,13 +33,17 @@ const (
 	// ReasonSpanLog: a log record emitted inside a span (e.g. a GenAI event);
 	// its span carries the call, so deriving it too would count it twice.
 	ReasonSpanLog
+	// ReasonUnstamped: with StampedOnly, a span or log record that may be
+	// an LLM call but carries no record stamped upstream (no record). Only
+	// one in unstampedSample of those without a record is looked at.
+	ReasonUnstamped
 
 	// NumReasons is the number of reasons (for arrays indexed by Reason).
 	NumReasons
 )
 
 var reasonNames = [NumReasons]string{
-	"not_genai", "not_streamed", "no_evidence", "invalid_timing", "invalid_record", "span_log",
+	"not_genai", "not_streamed", "no_evidence", "invalid_timing", "invalid_record", "span_log", "unstamped",
 }
 
 // String returns the reason as it appears in telemetry.
@@ -64,8 +68,9 @@ type Stats struct {
 	// including spans already marked ttft.nested_in upstream.
 	Nested int64
 	// Skipped counts spans/log records without a TTFT, by reason. Only
-	// ReasonNotGenAI, ReasonInvalidRecord and ReasonSpanLog mean no record
-	// was produced; the others still get a record (outcome, band, duration).
+	// ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog and
+	// ReasonUnstamped mean no record was produced; the others still get a
+	// record (outcome, band, duration).
 	Skipped [NumReasons]int64
 	// ChunkEvents counts per-chunk span events read.
 	ChunkEvents int64
@@ -132,10 +137,31 @@ type Deriver struct {
 	limits    record.Limits
 	pool      sync.Pool
 	spare     atomic.Pointer[scratch]
+	// stampedOnly: read records stamped upstream, derive none (StampedOnly).
+	stampedOnly bool
 }
 
+// Option changes how a Deriver reads its input.
+type Option func(*Deriver)
+
+// StampedOnly makes the Deriver read only records stamped upstream (by the
+// genai_ttft processor or the llm_gateway_log receiver) and derive nothing
+// from spans or log records without one: the connector's stamped_only
+// (docs/architecture.md, "The connector behind the processor"). A span is
+// looked at only when one of its keys is ttft.outcome or ttft.nested_in, a
+// length test per attribute; a record that fails its bounds is still
+// derived afresh from its own evidence, as without the option. Of the
+// spans and log records without a record, one in unstampedSample is tested
+// for call evidence and, if it has some, counted as ReasonUnstamped: a sign
+// that the processor is not in front of the connector.
+func StampedOnly() Option { return func(d *Deriver) { d.stampedOnly = true } }
+
+// unstampedSample: one span or log record in this many of those without a
+// record is tested for call evidence under StampedOnly.
+const unstampedSample = 256
+
 // New validates cfg and builds a Deriver.
-func New(cfg Config) (*Deriver, error) {
+func New(cfg Config, opts ...Option) (*Deriver, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -148,6 +174,9 @@ func New(cfg Config) (*Deriver, error) {
 		return nil, err
 	}
 	d := &Deriver{cfg: cfg, bands: b, table: t, chunkName: EventChunk}
+	for _, o := range opts {
+		o(d)
+	}
 	d.limits = d.readBackLimits()
 	d.pool.New = func() any { return &scratch{} }
 	return d, nil

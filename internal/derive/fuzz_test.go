@@ -84,11 +84,16 @@ func checkStats(t *testing.T, st Stats) {
 }
 
 // FuzzDeriveTraces feeds OTLP/JSON trace batches (seeded with the real
-// fixtures) through Traces and Logs of the same bytes.
+// fixtures) through Traces and Logs of the same bytes; the batch stamped
+// as the processor stamps it must read back the same under StampedOnly.
 func FuzzDeriveTraces(f *testing.F) {
 	cfg := DefaultConfig()
 	cfg.MaxEvents = 64
 	d, err := New(cfg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	stamped, err := New(cfg, StampedOnly())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -102,6 +107,7 @@ func FuzzDeriveTraces(f *testing.F) {
 			})
 			checkStats(t, st)
 			checkIndexed(t, d, td, want)
+			checkStampedOnly(t, d, stamped, td)
 		}
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(data)
 		if err == nil {

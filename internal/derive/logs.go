@@ -61,6 +61,10 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
+				if d.stampedOnly && !record.Carries(lr.Attributes()) {
+					st.Skipped[d.unstampedLog(&st, &si, lr)]++
+					continue
+				}
 				if readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
 					continue
 				}
@@ -97,6 +101,23 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 		}
 	}
 	return st
+}
+
+// unstampedLog is why a log record without a record is skipped under
+// StampedOnly: span_log as without the option, else one in unstampedSample
+// is scanned only to tell whether it is a call (ReasonUnstamped).
+func (d *Deriver) unstampedLog(st *Stats, si *scopeInfo, lr plog.LogRecord) Reason {
+	if !lr.SpanID().IsEmpty() {
+		return ReasonSpanLog
+	}
+	if st.Examined%unstampedSample == 1 {
+		var ev evidence
+		d.scanLog(&ev, si, lr)
+		if ev.isCall(false) {
+			return ReasonUnstamped
+		}
+	}
+	return ReasonNotGenAI
 }
 
 func (d *Deriver) scanLog(e *evidence, si *scopeInfo, lr plog.LogRecord) {

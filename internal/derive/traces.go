@@ -247,7 +247,16 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++
-				if !d.mayBeCall(span) {
+				if d.stampedOnly {
+					if !record.Carries(span.Attributes()) {
+						reason := ReasonNotGenAI
+						if st.Examined%unstampedSample == 1 && d.mayBeCall(span) {
+							reason = ReasonUnstamped
+						}
+						st.Skipped[reason]++
+						continue
+					}
+				} else if !d.mayBeCall(span) {
 					st.Skipped[ReasonNotGenAI]++
 					continue
 				}

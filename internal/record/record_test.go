@@ -172,3 +172,20 @@ func read(attrs pcommon.Map) (r Record, ok bool) {
 	state, _ := Inspect(attrs, &r)
 	return r, state == StateStamped
 }
+
+func TestCarries(t *testing.T) {
+	m := pcommon.NewMap()
+	// Keys as long as the two it looks for, and other ttft.* keys.
+	m.PutStr("db.statement", "SELECT 1")   // 12 bytes, like ttft.outcome
+	m.PutStr("url.template", "/x")         // 12
+	m.PutStr("server.address.x", "")       // 16
+	m.PutStr("http.request.x", "")         // 14, like ttft.nested_in
+	m.PutStr(KeyMeasuredAt, "first_chunk") // a record key, but no outcome
+	assert.False(t, Carries(m))
+	m.PutStr(KeyNestedIn, "0102030405060708")
+	assert.True(t, Carries(m))
+	m.Remove(KeyNestedIn)
+	m.PutStr(KeyOutcome, "complete")
+	assert.True(t, Carries(m))
+	assert.False(t, Carries(pcommon.NewMap()))
+}

@@ -1,0 +1,131 @@
+package genaittftconnector
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jonboulle/clockwork"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor/processortest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
+	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
+)
+
+// With stamped_only the connector reads the stamped golden inputs (spans
+// stamped by the processor, gateway records stamped by the receiver) to
+// the very output it gives without the option.
+func TestStampedOnlyReadsStampedInputsAsBefore(t *testing.T) {
+	for _, dir := range []string{"stamped_spans", "gateway_logs", "delta"} {
+		t.Run(dir, func(t *testing.T) {
+			cfg := loadConfig(t, testdataPath("golden", dir, "config.yaml"))
+			cfg.StampedOnly = true
+			sink := new(consumertest.MetricsSink)
+			c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+			t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+			feedGoldenInputs(t, c, dir)
+			c.flush(context.Background())
+			require.Len(t, sink.AllMetrics(), 1)
+			expected, err := golden.ReadMetrics(testdataPath("golden", dir, "output.yaml"))
+			require.NoError(t, err)
+			require.NoError(t, pmetrictest.CompareMetrics(expected, sink.AllMetrics()[0], compareOpts...))
+		})
+	}
+}
+
+// stampedByProcessor runs td through a genai_ttft processor with derive's
+// defaults, as a pipeline in front of the connector does.
+func stampedByProcessor(t *testing.T, td ptrace.Traces) ptrace.Traces {
+	t.Helper()
+	f := genaittftprocessor.NewFactory()
+	sink := new(consumertest.TracesSink)
+	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	require.NoError(t, p.Shutdown(context.Background()))
+	require.Len(t, sink.AllTraces(), 1)
+	return sink.AllTraces()[0]
+}
+
+// Real spans without ttft.* attributes: the processor in front and the
+// connector with stamped_only give what the connector alone derives
+// (derived_spans/output.yaml), and stamped_only alone derives nothing.
+func TestStampedOnlyBehindTheProcessorEqualsDerivingHere(t *testing.T) {
+	raw, err := golden.ReadTraces(testdataPath("golden", "derived_spans", "traces.json"))
+	require.NoError(t, err)
+	expected, err := golden.ReadMetrics(testdataPath("golden", "derived_spans", "output.yaml"))
+	require.NoError(t, err)
+
+	run := func(td ptrace.Traces) (*componenttest.Telemetry, *consumertest.MetricsSink) {
+		cfg := loadConfig(t, testdataPath("golden", "derived_spans", "config.yaml"))
+		cfg.StampedOnly = true
+		tel := componenttest.NewTelemetry()
+		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+		set := connectortest.NewNopSettings(metadata.Type)
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+		set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
+		sink := new(consumertest.MetricsSink)
+		ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart))
+		tc, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, sink)
+		require.NoError(t, err)
+		c := tc.(*tracesConnector).conn
+		t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+		c.flush(context.Background())
+		return tel, sink
+	}
+
+	raw2 := ptrace.NewTraces()
+	raw.CopyTo(raw2)
+	_, sink := run(stampedByProcessor(t, raw2))
+	require.Len(t, sink.AllMetrics(), 1)
+	require.NoError(t, pmetrictest.CompareMetrics(expected, sink.AllMetrics()[0], compareOpts...))
+
+	tel, sink := run(raw)
+	assert.Empty(t, sink.AllMetrics(), "no record is derived under stamped_only")
+	skipped := sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")
+	assert.Equal(t, int64(raw.SpanCount()), skipped["not_genai"]+skipped["unstamped"], "every span skipped: %v", skipped)
+}
+
+// Unstamped calls under stamped_only are counted from a sample (one span
+// in 256 of those without a record, the first of a batch included) and
+// warned about at a limited rate: the processor is missing.
+func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	core, logs := observer.New(zap.WarnLevel)
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.Logger = zap.New(core)
+	cfg := defaultConfig()
+	cfg.StampedOnly = true
+	sink := new(consumertest.MetricsSink)
+	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart))
+	tc, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, sink)
+	require.NoError(t, err)
+	c := tc.(*tracesConnector).conn
+	defer func() { require.NoError(t, tc.Shutdown(context.Background())) }()
+
+	// 600 unstamped GenAI spans with 30 chunk events each: spans 1, 257
+	// and 513 of the batch are sampled.
+	td := derivetest.ChunkedSpans(600, 30, 4)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Equal(t, map[string]int64{"unstamped": 6, "not_genai": 1194},
+		sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
+	_, err = tel.GetMetric("otelcol_connector_genai_ttft_records")
+	assert.Error(t, err, "no record aggregated")
+	assert.Equal(t, 1, logs.FilterMessageSnippet("stamped_only is set").Len(), "the second batch's warning is rate-limited")
+}
