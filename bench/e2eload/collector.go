@@ -41,6 +41,14 @@ const ttftProcessor = `  genai_ttft:
   batch: {}
 `
 
+// The connector's settings in (b) and its variants, stamped_only aside.
+const ttftConnector = `  genai_ttft:
+    derive:
+      prompt_bands: [2000, 16000, 64000]
+      route_attribute: ttft.route
+    flush_interval: 15s
+`
+
 const promExporter = `  prometheus:
     endpoint: 127.0.0.1:%[3]d
 `
@@ -59,15 +67,12 @@ var Pipelines = []Pipeline{
 	},
 	{
 		Name:        "b",
-		Description: "otlp → genai_ttft → batch → debug + genai_ttft connector → prometheus",
+		Description: "otlp → genai_ttft → batch → debug + genai_ttft connector (stamped_only) → prometheus",
 		processors:  ttftProcessor,
-		connectors: `  genai_ttft:
-    derive:
-      prompt_bands: [2000, 16000, 64000]
-      route_attribute: ttft.route
-    flush_interval: 15s
-`,
-		exporters: promExporter,
+		// The processor runs before the connector, so the connector reads
+		// its records and derives nothing (config/default.yaml does the same).
+		connectors: ttftConnector + "    stamped_only: true\n",
+		exporters:  promExporter,
 		pipelines: `    traces:
       receivers: [otlp]
       processors: [genai_ttft, batch]
@@ -127,7 +132,8 @@ var Control = Pipeline{
 // BaselineB is (b) on a baseline build of otelcol-ttft (say, of the commit
 // before a change), not run by default: beside (b) in the same run it
 // measures what a change did, on the same requests at the same moments
-// (-baseline and -pipelines a,b,b0).
+// (-baseline and -pipelines a,b,b0). The baseline must know (b)'s settings:
+// builds before the connector's stamped_only refuse its configuration.
 var BaselineB = Pipeline{
 	Name:        "b0",
 	Description: "(b) on the baseline otelcol-ttft binary (-baseline)",
@@ -138,9 +144,11 @@ var BaselineB = Pipeline{
 	pipelines:   Pipelines[1].pipelines,
 }
 
-// Splits are (b) in halves, not run by default: the processor alone, and
-// the connector alone (which then derives every call itself). Beside (a)
-// and (b) they show which component adds what (-pipelines a,b,bp,bk).
+// Splits are (b) in parts, not run by default: the processor alone, the
+// connector alone (which then derives every call itself), and (b) with a
+// connector that scans every span for calls as if no processor were in
+// front (no stamped_only). Beside (a) and (b) they show which component
+// adds what (-pipelines a,b,bp,bk,bd).
 var Splits = []Pipeline{
 	{
 		Name:        "bp",
@@ -156,7 +164,7 @@ var Splits = []Pipeline{
 		Name:        "bk",
 		Description: "otlp → batch → debug + genai_ttft connector → prometheus (the connector of (b) alone)",
 		processors:  Pipelines[0].processors,
-		connectors:  Pipelines[1].connectors,
+		connectors:  ttftConnector,
 		exporters:   promExporter,
 		pipelines: `    traces:
       receivers: [otlp]
@@ -167,6 +175,14 @@ var Splits = []Pipeline{
       exporters: [prometheus]
 `,
 	},
+	{
+		Name:        "bd",
+		Description: "as (b), the connector without stamped_only (it scans every span for calls)",
+		processors:  ttftProcessor,
+		connectors:  ttftConnector,
+		exporters:   promExporter,
+		pipelines:   Pipelines[1].pipelines,
+	},
 }
 
 // PipelineByName finds a pipeline.
@@ -176,7 +192,7 @@ func PipelineByName(name string) (Pipeline, error) {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk, bd)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares

@@ -64,13 +64,15 @@ func newProcessor(tb testing.TB) interface {
 }
 
 // newConnector's clock stands still at now: no flush runs while it is
-// measured.
-func newConnector(tb testing.TB, now time.Time) interface {
+// measured. stampedOnly is pipeline (b)'s setting; without it the
+// connector scans every span as (bd) does.
+func newConnector(tb testing.TB, now time.Time, stampedOnly bool) interface {
 	ConsumeTraces(context.Context, ptrace.Traces) error
 } {
 	f := genaittftconnector.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	require.NoError(tb, unmarshalDerive(cfg))
+	require.NoError(tb, confmap.NewFromStringMap(map[string]any{"stamped_only": stampedOnly}).Unmarshal(cfg))
 	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(now))
 	c, err := f.CreateTracesToMetrics(ctx, connectortest.NewNopSettings(f.Type()), cfg, consumertest.NewNop())
 	require.NoError(tb, err)
@@ -95,8 +97,9 @@ func newDeriver(tb testing.TB) func(context.Context, ptrace.Traces) error {
 
 // BenchmarkMix runs pipeline (b)'s two components on the benchmark's own
 // request bodies, per mix: the processor on one request (500 spans), the
-// connector on the stamped output of two, and the processor's derivation
-// alone (derive) on the request. The processor writes attributes,
+// connector on the stamped output of two (connector_derives: without
+// stamped_only, as in (bd)), and the processor's derivation alone (derive)
+// on the request. The processor writes attributes,
 // so each of its iterations gets a fresh copy of the request: subtract
 // BenchmarkMix/<mix>/copy, the same loop without the processor. The
 // connector only reads its input and runs on the same batch each time.
@@ -138,7 +141,10 @@ func BenchmarkMix(b *testing.B) {
 			return newProcessor(tb).ConsumeTraces
 		})
 		run("connector", stamped, false, func(tb testing.TB) func(context.Context, ptrace.Traces) error {
-			return newConnector(tb, now).ConsumeTraces
+			return newConnector(tb, now, true).ConsumeTraces
+		})
+		run("connector_derives", stamped, false, func(tb testing.TB) func(context.Context, ptrace.Traces) error {
+			return newConnector(tb, now, false).ConsumeTraces
 		})
 	}
 }
