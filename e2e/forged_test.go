@@ -158,7 +158,19 @@ func eachForgedPoint(md pmetric.Metrics, f func(name string, attrs pcommon.Map, 
 // were forged through the built collector's connector: each is counted by
 // reason in own telemetry and aggregated from the span's own evidence
 // (0.5 s to first content, 2 s long), never as stamped.
+// With stamped_only the connector reads the same records the same way: a
+// forged record carries ttft.outcome, so it is read, fails, and is derived
+// afresh.
 func TestForgedRecordsNeverReachAMetric(t *testing.T) {
+	for _, c := range []struct{ name, extra string }{
+		{"deriving", ""},
+		{"stamped_only", "    stamped_only: true\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) { forgedRecordsNeverReachAMetric(t, c.extra) })
+	}
+}
+
+func forgedRecordsNeverReachAMetric(t *testing.T, connectorExtra string) {
 	otlpPort, telPort := freePort(t), freePort(t)
 	sink, url := startMetricsSink(t)
 	col := startCollector(t, fmt.Sprintf(`
@@ -171,6 +183,7 @@ connectors:
   genai_ttft:
     flush_interval: 1s
     min_samples: 1
+%s
 exporters:
   otlp_http:
     endpoint: %s
@@ -192,7 +205,7 @@ service:
     metrics:
       receivers: [genai_ttft]
       exporters: [otlp_http]
-`, otlpPort, url, telPort))
+`, otlpPort, connectorExtra, url, telPort))
 
 	td := ptrace.NewTraces()
 	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
