@@ -33,9 +33,9 @@ const (
 	// ReasonSpanLog: a log record emitted inside a span (e.g. a GenAI event);
 	// its span carries the call, so deriving it too would count it twice.
 	ReasonSpanLog
-	// ReasonUnstamped: with StampedOnly, a span or log record that may be
-	// an LLM call but carries no record stamped upstream (no record). Only
-	// one in unstampedSample of those without a record is looked at.
+	// ReasonUnstamped: with StampedOnly, an LLM call that carries no
+	// record stamped upstream (no record). Only one in unstampedSample of
+	// the spans and log records without a record is looked at.
 	ReasonUnstamped
 
 	// NumReasons is the number of reasons (for arrays indexed by Reason).
@@ -151,9 +151,9 @@ type Option func(*Deriver)
 // looked at only when one of its keys is ttft.outcome or ttft.nested_in, a
 // length test per attribute; a record that fails its bounds is still
 // derived afresh from its own evidence, as without the option. Of the
-// spans and log records without a record, one in unstampedSample is tested
-// for call evidence and, if it has some, counted as ReasonUnstamped: a sign
-// that the processor is not in front of the connector.
+// spans and log records without a record, one in unstampedSample is read
+// with the call rule and, if it is a call, counted as ReasonUnstamped: a
+// sign that the processor is not in front of the connector.
 func StampedOnly() Option { return func(d *Deriver) { d.stampedOnly = true } }
 
 // unstampedSample: one span or log record in this many of those without a

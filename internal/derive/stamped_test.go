@@ -126,3 +126,28 @@ func TestStampedOnlyPlainBatchAllocatesNothing(t *testing.T) {
 	})
 	assert.Zero(t, allocs)
 }
+
+// A span the processor found to be no call (an INTERNAL span that names a
+// model, as a gateway's key selection does) is not counted as unstamped
+// when sampled: the sample is read with the call rule, not the prefilter.
+func TestStampedOnlySampleUsesTheCallRule(t *testing.T) {
+	d, err := derive.New(derive.DefaultConfig(), derive.StampedOnly())
+	require.NoError(t, err)
+	for _, kind := range []ptrace.SpanKind{ptrace.SpanKindInternal, ptrace.SpanKindClient} {
+		td := ptrace.NewTraces()
+		span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		span.SetKind(kind)
+		span.SetStartTimestamp(1_000_000_000)
+		span.SetEndTimestamp(2_000_000_000)
+		span.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
+		span.Attributes().PutStr("gen_ai.provider.name", "openai")
+		st := d.Traces(td, nil)
+		if kind == ptrace.SpanKindInternal {
+			assert.Equal(t, int64(1), st.Skipped[derive.ReasonNotGenAI], "no call")
+			assert.Zero(t, st.Skipped[derive.ReasonUnstamped])
+		} else {
+			assert.Equal(t, int64(1), st.Skipped[derive.ReasonUnstamped], "a CLIENT span with a target is a call")
+		}
+		assert.Zero(t, testing.AllocsPerRun(10, func() { d.Traces(td, nil) }), "the sample allocates nothing")
+	}
+}

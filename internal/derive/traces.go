@@ -247,14 +247,13 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++
+				sampled := false
 				if d.stampedOnly {
 					if !record.Carries(span.Attributes()) {
-						reason := ReasonNotGenAI
-						if st.Examined%unstampedSample == 1 && d.mayBeCall(span) {
-							reason = ReasonUnstamped
+						if sampled = st.Examined%unstampedSample == 1 && d.mayBeCall(span); !sampled {
+							st.Skipped[ReasonNotGenAI]++
+							continue
 						}
-						st.Skipped[reason]++
-						continue
 					}
 				} else if !d.mayBeCall(span) {
 					st.Skipped[ReasonNotGenAI]++
@@ -265,6 +264,14 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				}
 				if !siReady {
 					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
+				}
+				if sampled {
+					// Under StampedOnly, a sampled span without a record
+					// that may be a call: it is read with the call rule only
+					// to tell a missing processor from a span the processor
+					// found to be no call (an INTERNAL span with a model).
+					st.Skipped[d.unstampedSpan(&si, span)]++
+					continue
 				}
 				if readBackDone(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span) {
 					continue
@@ -315,6 +322,18 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		}
 	}
 	return st
+}
+
+// unstampedSpan is why a sampled span without a record is skipped under
+// StampedOnly: ReasonUnstamped if the call rule makes it a call, else
+// ReasonNotGenAI.
+func (d *Deriver) unstampedSpan(si *scopeInfo, span ptrace.Span) Reason {
+	var ev evidence
+	d.scanSpan(&ev, si, span)
+	if ev.isCall(true) {
+		return ReasonUnstamped
+	}
+	return ReasonNotGenAI
 }
 
 // readBack reads a record stamped upstream into rec and counts it: a valid
