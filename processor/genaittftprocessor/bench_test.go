@@ -127,6 +127,196 @@ func BenchmarkFloorRecordWrite(b *testing.B) {
 	_ = sink
 }
 
+// readWalk is the walk reading every input the derivation's rules read on
+// the benchmark corpus, with no rule applied: the scope's name; each span's
+// name, kind, ids, times and status; every attribute's key and its value as
+// its type says (string, int, double, bool, the strings of a slice: the
+// rules read all of them but server.address's value, a string header read
+// here for nothing); each event's name, time and the value of its
+// ttft.chunk.kind attribute, found by key as a real implementation must
+// (Map.Range with a literal compared to the constant, the cheapest way
+// through pdata, measured). Everything read is folded into the returned sum,
+// order-independent so evidenceSum can check it a different way: a floor
+// that skipped a read would fail the check. then, when set, runs on each
+// span after it is read.
+func readWalk(td ptrace.Traces, then func(ptrace.Span)) uint64 {
+	var sink uint64
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		sss := rss.At(i).ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			ss := sss.At(j)
+			sink += foldStr(ss.Scope().Name())
+			spans := ss.Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				sink += foldStr(span.Name()) + uint64(span.Kind())
+				sink += foldIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+				sink += uint64(span.StartTimestamp()) + uint64(span.EndTimestamp())
+				st := span.Status()
+				sink += uint64(st.Code()) + foldStr(st.Message())
+				span.Attributes().Range(func(key string, v pcommon.Value) bool {
+					sink += foldStr(key) + foldValue(v)
+					return true
+				})
+				evs := span.Events()
+				for e := 0; e < evs.Len(); e++ {
+					ev := evs.At(e)
+					sink += foldStr(ev.Name()) + uint64(ev.Timestamp())
+					ev.Attributes().Range(func(key string, v pcommon.Value) bool {
+						if key == derive.AttrChunkKind {
+							sink += foldStr(v.Str())
+							return false
+						}
+						return true
+					})
+				}
+				if then != nil {
+					then(span)
+				}
+			}
+		}
+	}
+	return sink
+}
+
+// foldStr folds a string's length and first byte: what a comparison with a
+// constant reads of it at the least.
+func foldStr(s string) uint64 {
+	if s == "" {
+		return 0
+	}
+	return uint64(len(s))<<8 | uint64(s[0])
+}
+
+func foldIDs(t pcommon.TraceID, s, p pcommon.SpanID) uint64 {
+	return uint64(t[0]) + uint64(t[15]) + uint64(s[0]) + uint64(s[7]) + uint64(p[0]) + uint64(p[7])
+}
+
+// foldValue reads a value as its type says.
+func foldValue(v pcommon.Value) uint64 {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return foldStr(v.Str())
+	case pcommon.ValueTypeInt:
+		return uint64(v.Int())
+	case pcommon.ValueTypeDouble:
+		return uint64(v.Double())
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return 1
+		}
+	case pcommon.ValueTypeSlice:
+		var n uint64
+		s := v.Slice()
+		for i := 0; i < s.Len(); i++ {
+			n += foldStr(s.At(i).Str())
+		}
+		return n
+	}
+	return 0
+}
+
+// evidenceSum is what readWalk must fold on td, computed another way (the
+// raw attribute maps, Map.Get for the chunk kind, ranging over the slices).
+func evidenceSum(td ptrace.Traces) uint64 {
+	var sum uint64
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			sum += foldStr(ss.Scope().Name())
+			for _, span := range ss.Spans().All() {
+				sum += foldStr(span.Name()) + uint64(span.Kind())
+				sum += foldIDs(span.TraceID(), span.SpanID(), span.ParentSpanID())
+				sum += uint64(span.StartTimestamp()) + uint64(span.EndTimestamp())
+				sum += uint64(span.Status().Code()) + foldStr(span.Status().Message())
+				for k, raw := range span.Attributes().AsRaw() {
+					sum += foldStr(k)
+					switch x := raw.(type) {
+					case string:
+						sum += foldStr(x)
+					case int64:
+						sum += uint64(x)
+					case float64:
+						sum += uint64(x)
+					case bool:
+						if x {
+							sum++
+						}
+					case []any:
+						for _, el := range x {
+							if s, ok := el.(string); ok {
+								sum += foldStr(s)
+							}
+						}
+					}
+				}
+				for _, ev := range span.Events().All() {
+					sum += foldStr(ev.Name()) + uint64(ev.Timestamp())
+					if v, ok := ev.Attributes().Get(derive.AttrChunkKind); ok {
+						sum += foldStr(v.Str())
+					}
+				}
+			}
+		}
+	}
+	return sum
+}
+
+// TestReadWalkReadsEvidence checks that readWalk reads what it claims: its
+// sum equals evidenceSum's on the benchmark corpus, and changes with a
+// chunk kind, a span attribute's value and an event's time.
+func TestReadWalkReadsEvidence(t *testing.T) {
+	td := benchTraces()
+	want := evidenceSum(td)
+	if got := readWalk(td, nil); got != want {
+		t.Fatalf("readWalk = %d, evidenceSum = %d", got, want)
+	}
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(7)
+	for name, change := range map[string]func(){
+		"chunk kind":     func() { span.Events().At(3).Attributes().PutStr(derive.AttrChunkKind, derive.KindReasoning+"!") },
+		"attribute":      func() { span.Attributes().PutInt("gen_ai.usage.output_tokens", 201) },
+		"event time":     func() { span.Events().At(4).SetTimestamp(span.Events().At(4).Timestamp() + 1) },
+		"status message": func() { span.Status().SetMessage("x") },
+	} {
+		before := readWalk(td, nil)
+		change()
+		after := readWalk(td, nil)
+		if after == before {
+			t.Errorf("%s: readWalk's sum did not change", name)
+		}
+		if after != evidenceSum(td) {
+			t.Errorf("%s: readWalk = %d, evidenceSum = %d", name, after, evidenceSum(td))
+		}
+	}
+}
+
+// BenchmarkFloorReadWrite is BenchmarkFloorRecordWrite with the walk
+// replaced by readWalk: reading every input the derivation's rules read on
+// these spans (no rule applied) and writing the record the processor
+// derives for them. It is the floor of any processor that reads its
+// evidence through pdata; BenchmarkFloorRecordWrite's walk reads keys and
+// types but no values. Each iteration's sum is checked against
+// evidenceSum's, outside the timer.
+func BenchmarkFloorReadWrite(b *testing.B) {
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rec record.Record
+	d.Traces(benchTraces(), func(_ pcommon.Resource, _ ptrace.Span, r *record.Record) { rec = *r })
+	want := evidenceSum(benchTraces())
+	var got uint64
+	runBench(b, func(td ptrace.Traces) {
+		if got != 0 && got != want {
+			b.Fatalf("readWalk read %d, want %d", got, want)
+		}
+		got = readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) })
+	})
+	if got != want {
+		b.Fatalf("readWalk read %d, want %d", got, want)
+	}
+}
+
 // BenchmarkProcessor runs the genai_ttft processor (derive and stamp) on
 // the same spans.
 func BenchmarkProcessor(b *testing.B) {
