@@ -240,7 +240,14 @@ func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 		if len(k) > len(ttftPrefix) && k[:len(ttftPrefix)] == ttftPrefix {
 			in.key(k, v)
 		} else if len(k) == len(KeyProvider) {
-			in.target(k, v)
+			// The target keys, compared here with the constants (word
+			// compares, no call).
+			switch k {
+			case KeyProvider:
+				r.Provider = strValue(v)
+			case KeyModel:
+				r.Model = strValue(v)
+			}
 		}
 	}
 	switch {
@@ -287,16 +294,6 @@ type inspector struct {
 func (in *inspector) fail(why Invalid) {
 	if in.bad == Valid {
 		in.bad = why
-	}
-}
-
-// target reads a target key (producers' values, never forged by a record).
-func (in *inspector) target(k string, v pcommon.Value) {
-	switch k {
-	case KeyProvider:
-		in.r.Provider = strValue(v)
-	case KeyModel:
-		in.r.Model = strValue(v)
 	}
 }
 
