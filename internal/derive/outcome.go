@@ -11,6 +11,9 @@ import (
 // timeoutOf classifies a timeout from error.type, the exception event and
 // the status message (docs/architecture.md §4 outcome rules).
 func (e *evidence) timeoutOf() timeoutKind {
+	if e.excMsg == "" && e.statusMsg == "" && e.errorType == "" && e.excType == "" && e.errorText == "" {
+		return statusTimeout(e.httpStatus) // no text to read (most calls)
+	}
 	// The Vercel AI SDK's messages say which limit fired.
 	for _, msg := range [...]string{e.excMsg, e.statusMsg} {
 		if k := messageTimeout(msg); k != timeoutNone {
@@ -126,6 +129,9 @@ func failedOutcome(o string) bool {
 func (e *evidence) abandoned() bool {
 	if e.finishAbandon {
 		return true
+	}
+	if e.statusMsg == "" && e.excMsg == "" && e.errorType == "" && e.excType == "" {
+		return false // no text to read (most calls)
 	}
 	for _, s := range [...]string{e.statusMsg, e.excMsg, e.errorType, e.excType} {
 		if s != "" && len(s) <= 4096 && (containsFold(s, "abandoned stream") || containsFold(s, "AbortError")) {
