@@ -23,7 +23,7 @@ func copyExpoHistogram(h *expohist.Histogram, dp pmetric.ExponentialHistogramDat
 	dp.SetScale(h.Scale())
 	out := dp.Positive()
 	out.SetOffset(h.Offset())
-	out.BucketCounts().Append(h.BucketCounts()...)
+	out.BucketCounts().FromRaw(h.BucketCounts())
 	// Values are never negative (records with negative times are rejected),
 	// so the negative range stays empty.
 }

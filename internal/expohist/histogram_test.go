@@ -181,3 +181,59 @@ func FuzzSameBucketsAsGoExpohisto(f *testing.F) {
 		requireSame(t, "fuzz", &h, reference(maxSize, values))
 	})
 }
+
+func TestCountersWidenPast16Bits(t *testing.T) {
+	// One bucket past 65,535 on increment; two neighbours merged past it by
+	// a downscale; and the run grown downwards after widening.
+	cases := map[string][]float64{}
+	var one []float64
+	for range 70_000 {
+		one = append(one, 1.5)
+	}
+	cases["one bucket"] = append(one, 0.25, 3, 1.5)
+	var merged []float64
+	for i := range 80_000 {
+		merged = append(merged, []float64{1.5, 1.515}[i%2]) // apart at scale 7, together at 0
+	}
+	cases["merged by downscale"] = append(merged, 1e-3, 1e3)
+	var down []float64
+	for range 66_000 {
+		down = append(down, 2)
+	}
+	for i := range 200 {
+		down = append(down, 2/math.Pow(1.01, float64(i)))
+	}
+	cases["grown downwards after widening"] = down
+	for name, values := range cases {
+		for _, maxSize := range []int32{2, 20, 160} {
+			var h Histogram
+			h.Init(maxSize)
+			for _, v := range values {
+				h.Update(v)
+			}
+			requireSame(t, name, &h, reference(maxSize, values))
+			if !h.wide {
+				t.Errorf("%s (max %d): counters did not widen", name, maxSize)
+			}
+			h.Clear()
+			h.Update(0.5)
+			requireSame(t, name+" after clear", &h, reference(maxSize, []float64{0.5}))
+		}
+	}
+
+	// The merge itself widens: each neighbour fits 16 bits, their sum does not.
+	var h Histogram
+	h.Init(160)
+	for _, v := range merged {
+		h.Update(v)
+	}
+	if h.wide {
+		t.Fatal("widened before the merge")
+	}
+	h.Update(1e-3)
+	h.Update(1e3)
+	if !h.wide {
+		t.Fatal("the merge did not widen")
+	}
+	requireSame(t, "merge", &h, reference(160, cases["merged by downscale"]))
+}
