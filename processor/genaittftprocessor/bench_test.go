@@ -372,3 +372,7 @@ func BenchmarkPlainProcessor(b *testing.B) {
 // benchmark above pays outside its timer: subtract it from their
 // instruction counts.
 func BenchmarkCopy(b *testing.B) { runBench(b, func(ptrace.Traces) {}) }
+
+// BenchmarkPlainCopy is the same for the plain spans of BenchmarkPlainWalk
+// and BenchmarkPlainProcessor.
+func BenchmarkPlainCopy(b *testing.B) { runBenchOn(b, plainSpans(), func(ptrace.Traces) {}) }
