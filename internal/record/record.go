@@ -160,7 +160,7 @@ func (r *Record) Write(attrs pcommon.Map) {
 	if _, stamped := attrs.Get(KeyOutcome); stamped {
 		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
 	}
-	attrs.EnsureCapacity(attrs.Len() + 14)
+	attrs.EnsureCapacity(attrs.Len() + maxKeys)
 	putDouble(attrs, KeyTimeToFirstContent, r.TimeToFirstContent, r.HasTimeToFirstContent)
 	putDouble(attrs, KeyTimeToFirstChunk, r.TimeToFirstChunk, r.HasTimeToFirstChunk)
 	putDouble(attrs, KeyTimeToHeaders, r.TimeToHeaders, r.HasTimeToHeaders)
@@ -198,6 +198,13 @@ func (r *Record) Write(attrs pcommon.Map) {
 		}
 	}
 }
+
+// maxKeys is the most attributes Write adds: the 18 ttft.* keys (the route
+// among them) and the two target keys. Reserving them all costs one size class of array at
+// most; a guess of 14 made a record with more (cached tokens, headers, a
+// failover, a producer without a model) grow the array a second time, and
+// counting the keys present costs more instructions than the slack does.
+const maxKeys = 20
 
 // isRecordKey reports whether k is written by Write from the record alone
 // (not the route or target, which may be the producer's own attributes).

@@ -189,3 +189,36 @@ func TestCarries(t *testing.T) {
 	assert.True(t, Carries(m))
 	assert.False(t, Carries(pcommon.NewMap()))
 }
+
+func TestWriteGrowsTheMapOnce(t *testing.T) {
+	// Every key of the record written onto a span with ten attributes of
+	// its own: the attribute array is allocated once, at its final size.
+	r := Record{
+		TimeToFirstContent: 1, HasTimeToFirstContent: true, TimeToFirstChunk: 0.5, HasTimeToFirstChunk: true,
+		TimeToHeaders: 0.1, HasTimeToHeaders: true, MaxChunkGap: 0.2, HasMaxChunkGap: true, Duration: 2, HasDuration: true,
+		ContentChunks: 3, HasContentChunks: true, PromptTokens: 10, HasPromptTokens: true, CachedTokens: 1, HasCachedTokens: true,
+		OutputTokens: 5, HasOutputTokens: true, Streamed: true, StreamedKnown: true, FailedOver: true, FailedOverKnown: true,
+		Outcome: OutcomeComplete, PromptBand: "<2k", Attempts: 2, MeasuredAt: MeasuredAtFirstContent, Observer: ObserverClient,
+		Route: "r", Source: "ttft.chunk", Provider: "openai", Model: "gpt-4o",
+	}
+	m := pcommon.NewMap()
+	for i := range 10 {
+		m.PutInt(string(rune('a'+i)), int64(i))
+	}
+	written := 0
+	run := func(write bool) float64 {
+		return testing.AllocsPerRun(20, func() {
+			cp := pcommon.NewMap()
+			m.CopyTo(cp)
+			if write {
+				before := cp.Len()
+				r.Write(cp)
+				written = cp.Len() - before
+			}
+		})
+	}
+	copyOnly := run(false)
+	withWrite := run(true)
+	assert.Equal(t, maxKeys, written, "every key Write can add")
+	assert.Equal(t, float64(written+1), withWrite-copyOnly, "a value per key written and the array once")
+}
