@@ -151,3 +151,23 @@ func TestStampedOnlySampleUsesTheCallRule(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(10, func() { d.Traces(td, nil) }), "the sample allocates nothing")
 	}
 }
+
+// A span whose own request model is empty gets its model from another key;
+// stamped and read back (as the connector reads it), the record keeps it.
+func TestStampedRecordKeepsADerivedModel(t *testing.T) {
+	d, err := derive.New(derive.DefaultConfig())
+	require.NoError(t, err)
+	td := derivetest.ChunkedSpans(1, 30, 1)
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	span.Attributes().PutStr("gen_ai.request.model", "")
+	var derived record.Record
+	d.Traces(td, func(_ pcommon.Resource, s ptrace.Span, rec *record.Record) {
+		derived = *rec
+		rec.Write(s.Attributes())
+	})
+	require.NotEmpty(t, derived.Model, "the model comes from gen_ai.response.model")
+	var back []record.Record
+	d.Traces(td, func(_ pcommon.Resource, _ ptrace.Span, rec *record.Record) { back = append(back, *rec) })
+	require.Len(t, back, 1)
+	assert.Equal(t, derived.Model, back[0].Model)
+}

@@ -33,10 +33,12 @@ func (r *Record) WriteRaw(attrs map[string]any) {
 	rawStr(attrs, KeyObserver, r.Observer)
 	rawStr(attrs, KeyRoute, r.Route)
 	rawStr(attrs, KeySource, r.Source)
-	if _, ok := attrs[KeyProvider]; !ok && r.Provider != "" {
+	// As Write: a producer's target is kept unless absent, empty or not a
+	// string.
+	if cur, _ := attrs[KeyProvider].(string); cur == "" && r.Provider != "" {
 		attrs[KeyProvider] = r.Provider
 	}
-	if _, ok := attrs[KeyModel]; !ok && r.Model != "" {
+	if cur, _ := attrs[KeyModel].(string); cur == "" && r.Model != "" {
 		attrs[KeyModel] = r.Model
 	}
 }

@@ -36,6 +36,7 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		"nothing known":                        {rec: Record{Outcome: OutcomeError}},
 		"not streamed, zero attempts":          {rec: Record{Outcome: OutcomeComplete, StreamedKnown: true, Attempts: 0}},
 		"producer's target keys win":           {rec: full, existing: map[string]any{KeyProvider: "openai", KeyModel: "gpt-4.1", "log.file.name": "x.jsonl"}},
+		"producer's unusable targets filled":   {rec: full, existing: map[string]any{KeyProvider: "", KeyModel: int64(3)}},
 		"earlier ttft values are overwritten":  {rec: full, existing: map[string]any{KeyOutcome: "error", KeyAttempts: int64(7)}},
 		"an earlier record's keys are removed": {rec: Record{Outcome: OutcomeError}, existing: map[string]any{KeyOutcome: "complete", KeyTimeToFirstContent: 1e12, KeyRoute: "r"}},
 	} {

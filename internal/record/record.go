@@ -187,16 +187,23 @@ func (r *Record) Write(attrs pcommon.Map) {
 	putStr(attrs, KeyObserver, r.Observer)
 	putStr(attrs, KeyRoute, r.Route)
 	putStr(attrs, KeySource, r.Source)
-	if r.Provider != "" {
-		if _, ok := attrs.Get(KeyProvider); !ok {
-			attrs.PutStr(KeyProvider, r.Provider)
-		}
+	putTarget(attrs, KeyProvider, r.Provider)
+	putTarget(attrs, KeyModel, r.Model)
+}
+
+// putTarget writes a target key the producer left without a usable value:
+// absent, empty or not a string (Inspect reads the target back as a
+// string, so a record derived from another key would otherwise lose its
+// provider or model on the way to the connector). A producer's own
+// non-empty value is kept.
+func putTarget(attrs pcommon.Map, key, v string) {
+	if v == "" {
+		return
 	}
-	if r.Model != "" {
-		if _, ok := attrs.Get(KeyModel); !ok {
-			attrs.PutStr(KeyModel, r.Model)
-		}
+	if cur, ok := attrs.Get(key); ok && cur.Type() == pcommon.ValueTypeStr && cur.Str() != "" {
+		return
 	}
+	attrs.PutStr(key, v)
 }
 
 // maxKeys is the most attributes Write adds: the 18 ttft.* keys (the route

@@ -49,6 +49,25 @@ func TestWriteKeepsProducerTargetValues(t *testing.T) {
 	assert.Equal(t, "producer-model", v.Str())
 }
 
+func TestWriteFillsUnusableProducerTargetValues(t *testing.T) {
+	// An empty or non-string target would read back as no target: the
+	// record's own value is written over it, and reads back.
+	for _, set := range []func(pcommon.Map){
+		func(m pcommon.Map) { m.PutStr(KeyModel, "") },
+		func(m pcommon.Map) { m.PutInt(KeyModel, 4) },
+	} {
+		attrs := pcommon.NewMap()
+		set(attrs)
+		r := fullRecord()
+		r.Write(attrs)
+		var back Record
+		state, _ := Inspect(attrs, &back)
+		require.Equal(t, StateStamped, state)
+		assert.Equal(t, r.Model, back.Model)
+		assert.Equal(t, r.Provider, back.Provider)
+	}
+}
+
 func TestWriteClampsAttemptsToOne(t *testing.T) {
 	attrs := pcommon.NewMap()
 	r := Record{Outcome: OutcomeError}
