@@ -100,8 +100,8 @@ func TestStampedOnlyBehindTheProcessorEqualsDerivingHere(t *testing.T) {
 }
 
 // Unstamped calls under stamped_only are counted from a sample (one span
-// in 256 of those without a record, the first of a batch included) and
-// warned about at a limited rate: the processor is missing.
+// in 256 of those without a record, at a position that moves from batch
+// to batch) and warned about at a limited rate: the processor is missing.
 func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
@@ -118,14 +118,15 @@ func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
 	c := tc.(*tracesConnector).conn
 	defer func() { require.NoError(t, tc.Shutdown(context.Background())) }()
 
-	// 600 unstamped GenAI spans with 30 chunk events each: spans 1, 257
-	// and 513 of the batch are sampled.
-	td := derivetest.ChunkedSpans(600, 30, 4)
-	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	assert.Equal(t, map[string]int64{"unstamped": 6, "not_genai": 1194},
+	// Batches of 6 unstamped GenAI spans: over 256 batches each position
+	// is sampled once, so 6 are counted.
+	td := derivetest.ChunkedSpans(6, 30, 4)
+	for range 256 {
+		require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	}
+	assert.Equal(t, map[string]int64{"unstamped": 6, "not_genai": 256*6 - 6},
 		sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 	_, err = tel.GetMetric("otelcol_connector_genai_ttft_records")
 	assert.Error(t, err, "no record aggregated")
-	assert.Equal(t, 1, logs.FilterMessageSnippet("stamped_only is set").Len(), "the second batch's warning is rate-limited")
+	assert.Equal(t, 1, logs.FilterMessageSnippet("stamped_only is set").Len(), "later warnings are rate-limited")
 }

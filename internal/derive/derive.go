@@ -139,6 +139,7 @@ type Deriver struct {
 	spare     atomic.Pointer[scratch]
 	// stampedOnly: read records stamped upstream, derive none (StampedOnly).
 	stampedOnly bool
+	phase       atomic.Int64 // samplePhase's counter
 }
 
 // Option changes how a Deriver reads its input.
@@ -157,8 +158,25 @@ type Option func(*Deriver)
 func StampedOnly() Option { return func(d *Deriver) { d.stampedOnly = true } }
 
 // unstampedSample: one span or log record in this many of those without a
-// record is tested for call evidence under StampedOnly.
+// record is tested for call evidence under StampedOnly. Which ones moves
+// from batch to batch (samplePhase), so a call that is never a batch's
+// first span, as in traces of plain spans with one LLM call inside, is
+// still sampled.
 const unstampedSample = 256
+
+// samplePhase is where a call of Traces or Logs starts sampling under
+// StampedOnly: a different position of the 256 in each call (97 is odd, so
+// 256 calls visit every position once), one atomic add per batch.
+func (d *Deriver) samplePhase() int64 {
+	if !d.stampedOnly {
+		return 0
+	}
+	return (d.phase.Add(97)) % unstampedSample
+}
+
+// sampled says whether the examined-th span or log record of a call whose
+// phase is phase is sampled.
+func sampled(examined, phase int64) bool { return (examined+phase)%unstampedSample == 1 }
 
 // New validates cfg and builds a Deriver.
 func New(cfg Config, opts ...Option) (*Deriver, error) {

@@ -48,6 +48,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 	var st Stats
 	sc := d.acquire()
 	defer d.release(sc)
+	phase := d.samplePhase()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)
@@ -62,7 +63,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 				lr := lrs.At(k)
 				st.Examined++
 				if d.stampedOnly && !record.Carries(lr.Attributes()) {
-					st.Skipped[d.unstampedLog(&st, &si, lr)]++
+					st.Skipped[d.unstampedLog(sampled(st.Examined, phase), &si, lr)]++
 					continue
 				}
 				if readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
@@ -106,11 +107,11 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 // unstampedLog is why a log record without a record is skipped under
 // StampedOnly: span_log as without the option, else one in unstampedSample
 // is scanned only to tell whether it is a call (ReasonUnstamped).
-func (d *Deriver) unstampedLog(st *Stats, si *scopeInfo, lr plog.LogRecord) Reason {
+func (d *Deriver) unstampedLog(sample bool, si *scopeInfo, lr plog.LogRecord) Reason {
 	if !lr.SpanID().IsEmpty() {
 		return ReasonSpanLog
 	}
-	if st.Examined%unstampedSample == 1 {
+	if sample {
 		var ev evidence
 		d.scanLog(&ev, si, lr)
 		if ev.isCall(false) {

@@ -50,12 +50,35 @@ func TestStampedOnlyReadsWhatTheProcessorStamped(t *testing.T) {
 	nestedTrace().ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
 	derive.CheckStampedOnly(t, d, stamped, td)
 
-	// Unstamped, the same batch gives no record under StampedOnly; the
-	// first span of the batch is tested, and it is a call.
-	st := stamped.Traces(td, func(pcommon.Resource, ptrace.Span, *record.Record) { t.Fatal("a record derived under StampedOnly") })
+	// Unstamped, the same batch gives no record under StampedOnly. Over
+	// 256 batches each span is sampled once, wherever it is in its batch:
+	// the 42 calls (40 and the nested trace's two) count as unstamped.
+	var st derive.Stats
+	for range 256 {
+		st.Add(stamped.Traces(td, func(pcommon.Resource, ptrace.Span, *record.Record) { t.Fatal("a record derived under StampedOnly") }))
+	}
 	assert.Zero(t, st.Records)
-	assert.Equal(t, int64(1), st.Skipped[derive.ReasonUnstamped], "span 1 is sampled (and 257 is plain)")
-	assert.Equal(t, st.Examined-1, st.Skipped[derive.ReasonNotGenAI])
+	assert.Equal(t, int64(42), st.Skipped[derive.ReasonUnstamped])
+	assert.Equal(t, st.Examined-42, st.Skipped[derive.ReasonNotGenAI])
+}
+
+// A batch whose calls are never its first spans (each LLM call inside a
+// trace of plain spans) still gets its calls sampled: which position is
+// sampled moves from batch to batch.
+func TestStampedOnlySamplesEveryPosition(t *testing.T) {
+	d, err := derive.New(derive.DefaultConfig(), derive.StampedOnly())
+	require.NoError(t, err)
+	td := derivetest.PlainSpans(9)
+	derivetest.ChunkedSpans(1, 3, 1).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	derivetest.PlainSpans(20).ResourceSpans().MoveAndAppendTo(td.ResourceSpans())
+	var unstamped []int
+	for i := range 512 {
+		if st := d.Traces(td, nil); st.Skipped[derive.ReasonUnstamped] > 0 {
+			unstamped = append(unstamped, i)
+		}
+	}
+	require.Len(t, unstamped, 2, "the call, 10th of 30 spans, once in every 256 batches")
+	assert.Equal(t, 256, unstamped[1]-unstamped[0])
 }
 
 func TestStampedOnlyDerivesABrokenRecordAfresh(t *testing.T) {
@@ -82,9 +105,8 @@ func TestStampedOnlyLogs(t *testing.T) {
 	require.NoError(t, err)
 	ld := plog.NewLogs()
 	lrs := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords()
-	// 1: an unstamped gateway record (sampled: a call); 2: a stamped one;
-	// 3: a log record inside a span; 4: a nested marker; 5: unstamped, not
-	// sampled.
+	// 1: an unstamped gateway record; 2: a stamped one; 3: a log record
+	// inside a span; 4: a nested marker; 5: another unstamped one.
 	gateway := func(lr plog.LogRecord) {
 		require.NoError(t, lr.Attributes().FromRaw(map[string]any{"gen_ai.request.model": "gpt-4o", "gen_ai.provider.name": "openai",
 			"ttft_ms": 340, "duration_ms": 2100, "http.response.status_code": 200, "litellm.request.streaming": true}))
@@ -101,15 +123,20 @@ func TestStampedOnlyLogs(t *testing.T) {
 	lrs.AppendEmpty().Attributes().PutStr(record.KeyNestedIn, "0102030405060708")
 	gateway(lrs.AppendEmpty())
 
+	// Over 256 batches each log record is sampled once: the two unstamped
+	// gateway records count as unstamped once each.
+	var st derive.Stats
 	var got []record.Record
-	st := d.LogsWith(ld, derive.LogVisitor{Record: func(_ pcommon.Resource, _ plog.LogRecord, r *record.Record) { got = append(got, *r) }})
-	require.Len(t, got, 1)
+	for range 256 {
+		st.Add(d.LogsWith(ld, derive.LogVisitor{Record: func(_ pcommon.Resource, _ plog.LogRecord, r *record.Record) { got = append(got, *r) }}))
+	}
+	require.Len(t, got, 256)
 	assert.Equal(t, "gpt-4o", got[0].Model)
-	assert.Equal(t, int64(1), st.Reread, "%+v", st)
-	assert.Equal(t, int64(1), st.Skipped[derive.ReasonUnstamped])
-	assert.Equal(t, int64(1), st.Skipped[derive.ReasonSpanLog])
-	assert.Equal(t, int64(1), st.Skipped[derive.ReasonNotGenAI])
-	assert.Equal(t, int64(1), st.Nested)
+	assert.Equal(t, int64(256), st.Reread, "%+v", st)
+	assert.Equal(t, int64(2), st.Skipped[derive.ReasonUnstamped])
+	assert.Equal(t, int64(256), st.Skipped[derive.ReasonSpanLog])
+	assert.Equal(t, int64(2*256-2), st.Skipped[derive.ReasonNotGenAI])
+	assert.Equal(t, int64(256), st.Nested)
 }
 
 // TestStampedOnlyPlainBatchAllocatesNothing: the StampedOnly pass over a
@@ -141,9 +168,12 @@ func TestStampedOnlySampleUsesTheCallRule(t *testing.T) {
 		span.SetEndTimestamp(2_000_000_000)
 		span.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
 		span.Attributes().PutStr("gen_ai.provider.name", "openai")
-		st := d.Traces(td, nil)
+		var st derive.Stats
+		for range 256 { // the one span is sampled once in 256 batches
+			st.Add(d.Traces(td, nil))
+		}
 		if kind == ptrace.SpanKindInternal {
-			assert.Equal(t, int64(1), st.Skipped[derive.ReasonNotGenAI], "no call")
+			assert.Equal(t, int64(256), st.Skipped[derive.ReasonNotGenAI], "no call")
 			assert.Zero(t, st.Skipped[derive.ReasonUnstamped])
 		} else {
 			assert.Equal(t, int64(1), st.Skipped[derive.ReasonUnstamped], "a CLIENT span with a target is a call")

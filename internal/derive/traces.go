@@ -228,6 +228,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 	sc := d.acquire()
 	defer d.release(sc)
 
+	phase := d.samplePhase()
 	rss := td.ResourceSpans()
 	multiRes := rss.Len() > 1
 	for i := 0; i < rss.Len(); i++ {
@@ -247,10 +248,10 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++
-				sampled := false
+				sample := false
 				if d.stampedOnly {
 					if !record.Carries(span.Attributes()) {
-						if sampled = st.Examined%unstampedSample == 1 && d.mayBeCall(span); !sampled {
+						if sample = sampled(st.Examined, phase) && d.mayBeCall(span); !sample {
 							st.Skipped[ReasonNotGenAI]++
 							continue
 						}
@@ -265,7 +266,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				if !siReady {
 					si, siReady = d.scopeInfo(ss.Scope(), &resNames), true
 				}
-				if sampled {
+				if sample {
 					// Under StampedOnly, a sampled span without a record
 					// that may be a call: it is read with the call rule only
 					// to tell a missing processor from a span the processor
