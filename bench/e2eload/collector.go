@@ -185,6 +185,12 @@ var Splits = []Pipeline{
 	},
 }
 
+// runsOurProcessor and runsOurConnector say whether the pipeline's
+// configuration has the genai_ttft processor or connector, whose counters
+// then account for its GenAI spans.
+func (p Pipeline) runsOurProcessor() bool { return strings.Contains(p.processors, "  genai_ttft:") }
+func (p Pipeline) runsOurConnector() bool { return strings.Contains(p.connectors, "  genai_ttft:") }
+
 // PipelineByName finds a pipeline.
 func PipelineByName(name string) (Pipeline, error) {
 	for _, p := range append(append(Pipelines, Control, BaselineB), Splits...) {

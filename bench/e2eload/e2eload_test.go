@@ -194,3 +194,14 @@ func TestSmoke(t *testing.T) {
 		assert.Positive(t, rs[i].CPUSeconds)
 	}
 }
+
+func TestPipelinesAccountForTheirOwnComponents(t *testing.T) {
+	for name, want := range map[string][2]bool{
+		"a": {false, false}, "b": {true, true}, "c": {true, false}, "a2": {false, false},
+		"b0": {true, true}, "bp": {true, false}, "bk": {false, true}, "bd": {true, true},
+	} {
+		p, err := PipelineByName(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, [2]bool{p.runsOurProcessor(), p.runsOurConnector()}, name)
+	}
+}

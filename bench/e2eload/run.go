@@ -351,13 +351,13 @@ func accounted(m map[string]float64, p Pipeline, sent counts) error {
 		{"otelcol_receiver_accepted_spans", sent.spans},
 		{"otelcol_exporter_sent_spans", sent.spans},
 	}
-	if p.Name == "b" || p.Name == "c" || p.Name == "bp" || p.Name == "bd" {
+	if p.runsOurProcessor() {
 		want = append(want, struct {
 			metric string
 			n      int
 		}{"otelcol_processor_genai_ttft_spans_derived", sent.genai})
 	}
-	if p.Name == "b" || p.Name == "bk" || p.Name == "bd" {
+	if p.runsOurConnector() {
 		want = append(want, struct {
 			metric string
 			n      int

@@ -171,7 +171,7 @@ func (d *Deriver) samplePhase() int64 {
 	if !d.stampedOnly {
 		return 0
 	}
-	return (d.phase.Add(97)) % unstampedSample
+	return d.phase.Add(97) % unstampedSample
 }
 
 // sampled says whether the examined-th span or log record of a call whose
