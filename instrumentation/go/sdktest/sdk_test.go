@@ -158,15 +158,26 @@ func TestSDKs(t *testing.T) {
 		if err := tp.ForceFlush(context.Background()); err != nil {
 			t.Fatal(err)
 		}
+		// Wait for every case's own span: a count is not enough, since a
+		// case run again ("retried") also leaves its first span, under the
+		// first key, which may arrive before the second.
+		missing := func() (n int) {
+			for _, o := range outcomes {
+				if _, ok := derived[o.key()]; !ok {
+					n++
+				}
+			}
+			return n
+		}
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			var err error
 			derived, err = col.readSpans()
-			if err == nil && len(derived) >= len(outcomes) {
+			if err == nil && missing() == 0 {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("the collector exported %d of %d spans: %v", len(derived), len(outcomes), err)
+				t.Fatalf("the collector exported %d of %d cases' spans: %v", len(outcomes)-missing(), len(outcomes), err)
 			}
 			time.Sleep(200 * time.Millisecond)
 		}
