@@ -66,7 +66,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 					st.Skipped[d.unstampedLog(sampled(st.Examined, phase), &si, lr)]++
 					continue
 				}
-				if readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
+				if (d.stampedOnly || record.Carries(lr.Attributes())) && readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
 					continue
 				}
 				if !lr.SpanID().IsEmpty() {

@@ -274,7 +274,11 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 					st.Skipped[d.unstampedSpan(&si, span)]++
 					continue
 				}
-				if readBackDone(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span) {
+				// Without ttft.outcome or ttft.nested_in there is nothing to
+				// read back (Inspect would find StateNone): a length test per
+				// key instead of Inspect's pass. Under StampedOnly the span
+				// passed the same test above.
+				if (d.stampedOnly || record.Carries(span.Attributes())) && readBackDone(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span) {
 					continue
 				}
 				e := sc.next()

@@ -161,6 +161,9 @@ func (r *Record) Write(attrs pcommon.Map) {
 		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
 	}
 	attrs.EnsureCapacity(attrs.Len() + maxKeys)
+	// ttft.outcome first: Carries, which stops at it, then passes over
+	// no other record key.
+	putStr(attrs, KeyOutcome, r.Outcome)
 	putDouble(attrs, KeyTimeToFirstContent, r.TimeToFirstContent, r.HasTimeToFirstContent)
 	putDouble(attrs, KeyTimeToFirstChunk, r.TimeToFirstChunk, r.HasTimeToFirstChunk)
 	putDouble(attrs, KeyTimeToHeaders, r.TimeToHeaders, r.HasTimeToHeaders)
@@ -176,7 +179,6 @@ func (r *Record) Write(attrs pcommon.Map) {
 	if r.FailedOverKnown {
 		attrs.PutBool(KeyFailedOver, r.FailedOver)
 	}
-	putStr(attrs, KeyOutcome, r.Outcome)
 	putStr(attrs, KeyPromptBand, r.PromptBand)
 	attempts := r.Attempts
 	if attempts < 1 {

@@ -241,3 +241,41 @@ func TestWriteGrowsTheMapOnce(t *testing.T) {
 	assert.Equal(t, maxKeys, written, "every key Write can add")
 	assert.Equal(t, float64(written+1), withWrite-copyOnly, "a value per key written and the array once")
 }
+
+// FuzzCarriesAgreesWithInspect: where Carries finds neither ttft.outcome nor
+// ttft.nested_in, Inspect finds no record and no marker (StateNone). The
+// derivation tests Carries before Inspect on that promise
+// (docs/architecture.md, "The connector behind the processor").
+func FuzzCarriesAgreesWithInspect(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3}, "complete")
+	f.Add([]byte{6, 9, 14, 15}, "")
+	f.Add([]byte{13, 6, 200}, "0102030405060708")
+	f.Add([]byte{18}, "0102030405060708")
+	keys := []string{
+		KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,
+		KeyContentChunks, KeyOutcome, KeyPromptBand, KeyAttempts, KeyMeasuredAt, KeyObserver, KeyRoute,
+		KeyPromptTokens, KeyCachedTokens, KeyOutputTokens, KeyStreamed, KeySource, KeyFailedOver,
+		KeyNestedIn, KeyProvider, KeyModel, "ttft.outcomes", "ttft.outcom", "ttft.nested_on", "db.statement",
+	}
+	f.Fuzz(func(t *testing.T, picks []byte, val string) {
+		m := pcommon.NewMap()
+		for i, p := range picks {
+			k := keys[int(p)%len(keys)]
+			switch p / 64 {
+			case 0:
+				m.PutStr(k, val)
+			case 1:
+				m.PutInt(k, int64(i))
+			case 2:
+				m.PutDouble(k, float64(i)/7)
+			default:
+				m.PutBool(k, i%2 == 0)
+			}
+		}
+		var r Record
+		state, _ := Inspect(m, &r)
+		if !Carries(m) && state != StateNone {
+			t.Fatalf("Carries is false but Inspect says %v on %v", state, m.AsRaw())
+		}
+	})
+}
