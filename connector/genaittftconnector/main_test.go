@@ -9,7 +9,9 @@ import (
 
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/connector"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -48,8 +50,23 @@ func loadConfig(t testing.TB, path string) *Config {
 // returns it with its metrics sink.
 func newTestConnector(t testing.TB, cfg *Config, clock clockwork.Clock, next consumer.Metrics) *ttftConnector {
 	t.Helper()
+	return newTestConnectorWith(t, testSettings(nil), cfg, clock, next)
+}
+
+// testSettings are the settings newTestConnector uses, with the
+// telemetry of tel when it is not nil, for a test that reads its own
+// telemetry or sets a logger before newTestConnectorWith.
+func testSettings(tel *componenttest.Telemetry) connector.Settings {
 	set := connectortest.NewNopSettings(metadata.Type)
+	if tel != nil {
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+	}
 	set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
+	return set
+}
+
+func newTestConnectorWith(t testing.TB, set connector.Settings, cfg *Config, clock clockwork.Clock, next consumer.Metrics) *ttftConnector {
+	t.Helper()
 	ctx := clockwork.AddToContext(context.Background(), clock)
 	tc, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, next)
 	require.NoError(t, err)

@@ -15,12 +15,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/promfixture"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
@@ -29,11 +27,7 @@ import (
 // factory function, with a fake clock and own telemetry.
 func newMetricsConnector(t testing.TB, cfg *Config, clock clockwork.Clock, tel *componenttest.Telemetry) (*ttftConnector, *consumertest.MetricsSink) {
 	t.Helper()
-	set := connectortest.NewNopSettings(metadata.Type)
-	set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
-	if tel != nil {
-		set.TelemetrySettings = tel.NewTelemetrySettings()
-	}
+	set := testSettings(tel)
 	sink := new(consumertest.MetricsSink)
 	mc, err := NewFactory().CreateMetricsToMetrics(clockwork.AddToContext(context.Background(), clock), set, cfg, sink)
 	require.NoError(t, err)

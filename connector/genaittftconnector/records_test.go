@@ -392,9 +392,7 @@ func TestAggregatorDropsRepeatedRecords(t *testing.T) {
 
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	set := connectortest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
-	set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
+	set := testSettings(tel)
 	sink := new(consumertest.MetricsSink)
 	lc, err := NewFactory().CreateLogsToMetrics(clockwork.AddToContext(context.Background(), clock), set, defaultConfig(), sink)
 	require.NoError(t, err)

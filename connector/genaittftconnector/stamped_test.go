@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/processor/processortest"
@@ -18,7 +17,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 
-	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor"
 )
@@ -73,14 +71,9 @@ func TestStampedOnlyBehindTheProcessorEqualsDerivingHere(t *testing.T) {
 		cfg.StampedOnly = true
 		tel := componenttest.NewTelemetry()
 		t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-		set := connectortest.NewNopSettings(metadata.Type)
-		set.TelemetrySettings = tel.NewTelemetrySettings()
-		set.Resource.Attributes().PutStr(serviceInstanceIDKey, testInstanceID)
+		set := testSettings(tel)
 		sink := new(consumertest.MetricsSink)
-		ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart))
-		tc, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, sink)
-		require.NoError(t, err)
-		c := tc.(*tracesConnector).conn
+		c := newTestConnectorWith(t, set, cfg, clockwork.NewFakeClockAt(testStart), sink)
 		t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
 		require.NoError(t, c.ConsumeTraces(context.Background(), td))
 		c.flush(context.Background())
@@ -106,17 +99,13 @@ func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
 	core, logs := observer.New(zap.WarnLevel)
-	set := connectortest.NewNopSettings(metadata.Type)
-	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set := testSettings(tel)
 	set.Logger = zap.New(core)
 	cfg := defaultConfig()
 	cfg.StampedOnly = true
 	sink := new(consumertest.MetricsSink)
-	ctx := clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart))
-	tc, err := NewFactory().CreateTracesToMetrics(ctx, set, cfg, sink)
-	require.NoError(t, err)
-	c := tc.(*tracesConnector).conn
-	defer func() { require.NoError(t, tc.Shutdown(context.Background())) }()
+	c := newTestConnectorWith(t, set, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 
 	// Batches of 6 unstamped GenAI spans: over 256 batches each position
 	// is sampled once, so 6 are counted.
@@ -126,7 +115,7 @@ func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int64{"unstamped": 6, "not_genai": 256*6 - 6},
 		sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
-	_, err = tel.GetMetric("otelcol_connector_genai_ttft_records")
+	_, err := tel.GetMetric("otelcol_connector_genai_ttft_records")
 	assert.Error(t, err, "no record aggregated")
 	assert.Equal(t, 1, logs.FilterMessageSnippet("stamped_only is set").Len(), "later warnings are rate-limited")
 }
