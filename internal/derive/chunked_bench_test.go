@@ -64,3 +64,31 @@ func BenchmarkStampedSpans(b *testing.B) {
 		b.Fatal("no content chunks read")
 	}
 }
+
+// BenchmarkPlainSpans passes 1,000 plain HTTP and database spans (no LLM
+// call) through the derivation, as the processor does (mayBeCall on each
+// span) and as the connector does under stamped_only (record.Carries on
+// each span): the pass-through cost alone, with no copy of the input.
+func BenchmarkPlainSpans(b *testing.B) {
+	const spans = 1000
+	td := derivetest.PlainSpans(spans)
+	for _, bc := range []struct {
+		name string
+		opts []derive.Option
+	}{{"call_rule", nil}, {"stamped_only", []derive.Option{derive.StampedOnly()}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			d, err := derive.New(derive.DefaultConfig(), bc.opts...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if st := d.Traces(td, nil); st.Records != 0 || st.Examined != spans {
+					b.Fatalf("%d records of %d spans, want 0 of %d", st.Records, st.Examined, spans)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/spans, "ns/span")
+		})
+	}
+}
