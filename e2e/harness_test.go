@@ -201,6 +201,25 @@ func httpOK(url string) func() error {
 	}
 }
 
+// collectorReady is a waitFor condition for a collector with the
+// health_check extension on healthURL: the URL answers 200 and the
+// collector has logged that it runs. A health check alone can be answered
+// by another package's test server that took the port after freePort let
+// it go (go test runs packages in parallel); the log line is this process's
+// own.
+func collectorReady(p *process, healthURL string) func() error {
+	health := httpOK(healthURL)
+	return func() error {
+		if err := health(); err != nil {
+			return err
+		}
+		if !strings.Contains(p.Output(), "Everything is ready") {
+			return fmt.Errorf("%s answers but %s has not logged that it is ready", healthURL, p.name)
+		}
+		return nil
+	}
+}
+
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s

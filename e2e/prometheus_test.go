@@ -136,7 +136,7 @@ service:
       receivers: [genai_ttft]
       exporters: [prometheus, prometheus_remote_write]
 `, healthPort, otlpPort, export, metricsPort, prom))
-	waitFor(t, collector, 30*time.Second, "collector health check", httpOK(fmt.Sprintf("http://127.0.0.1:%d/", healthPort)))
+	waitFor(t, collector, 30*time.Second, "collector health check", collectorReady(collector, fmt.Sprintf("http://127.0.0.1:%d/", healthPort)))
 
 	// Instrumented-app spans with ttft.chunk events: the only source here of
 	// first-chunk times and chunk gaps (the gateway export has neither).

@@ -80,7 +80,7 @@ func newNode(t *testing.T, name string) *node {
 func (n *node) start(t *testing.T) {
 	t.Helper()
 	n.proc = startProcess(t, n.name, n.dir, collectorBinary(t), "--config", n.cfg)
-	waitFor(t, n.proc, 60*time.Second, n.name+" health", httpOK(fmt.Sprintf("http://127.0.0.1:%d/", n.health)))
+	waitFor(t, n.proc, 60*time.Second, n.name+" health", collectorReady(n.proc, fmt.Sprintf("http://127.0.0.1:%d/", n.health)))
 }
 
 func (n *node) addr() string { return fmt.Sprintf("127.0.0.1:%d", n.grpc) }
