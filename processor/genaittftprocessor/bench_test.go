@@ -110,16 +110,23 @@ func BenchmarkFloorDesignKeys(b *testing.B) {
 	_ = sink
 }
 
-// BenchmarkFloorRecordWrite is the walk plus record.Write of the very record
-// the processor derives for these spans (derived once, before the timer):
-// the processor's stamping cost without its derivation.
-func BenchmarkFloorRecordWrite(b *testing.B) {
+// derivedRecord is the record the processor derives for the benchmark's
+// spans (they all get the same one), derived once before the timer.
+func derivedRecord(b *testing.B) record.Record {
 	d, err := derive.New(derive.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
 	}
 	var rec record.Record
 	d.Traces(benchTraces(), func(_ pcommon.Resource, _ ptrace.Span, r *record.Record) { rec = *r })
+	return rec
+}
+
+// BenchmarkFloorRecordWrite is the walk plus record.Write of the very record
+// the processor derives for these spans (derived once, before the timer):
+// the processor's stamping cost without its derivation.
+func BenchmarkFloorRecordWrite(b *testing.B) {
+	rec := derivedRecord(b)
 	var sink int
 	runBench(b, func(td ptrace.Traces) {
 		sink += walk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) })
@@ -298,12 +305,7 @@ func TestReadWalkReadsEvidence(t *testing.T) {
 // types but no values. Each iteration's sum is checked against
 // evidenceSum's, outside the timer.
 func BenchmarkFloorReadWrite(b *testing.B) {
-	d, err := derive.New(derive.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var rec record.Record
-	d.Traces(benchTraces(), func(_ pcommon.Resource, _ ptrace.Span, r *record.Record) { rec = *r })
+	rec := derivedRecord(b)
 	want := evidenceSum(benchTraces())
 	var got uint64
 	runBench(b, func(td ptrace.Traces) {
