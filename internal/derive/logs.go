@@ -62,11 +62,14 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++
-				if d.stampedOnly && !record.Carries(lr.Attributes()) {
+				// Without ttft.outcome or ttft.nested_in there is no record
+				// to read back (Inspect would find StateNone).
+				carries := record.Carries(lr.Attributes())
+				if d.stampedOnly && !carries {
 					st.Skipped[d.unstampedLog(sampled(st.Examined, phase), &si, lr)]++
 					continue
 				}
-				if (d.stampedOnly || record.Carries(lr.Attributes())) && readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
+				if carries && readBackDone(d, lr.Attributes(), &sc.rec, &st, v.reread(), res, lr) {
 					continue
 				}
 				if !lr.SpanID().IsEmpty() {
