@@ -226,6 +226,7 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 		eh.SetAggregationTemporality(temporality)
 		dps[i] = eh.DataPoints()
 	}
+	var buf []uint64
 	a.hist.each(func(s *histSeries) {
 		for i := range s.h {
 			h := &s.h[i]
@@ -236,7 +237,7 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 			s.attrs.CopyTo(dp.Attributes())
 			dp.SetStartTimestamp(s.start)
 			dp.SetTimestamp(ts)
-			copyExpoHistogram(h, dp)
+			copyExpoHistogram(h, dp, &buf)
 		}
 		if a.delta {
 			resetHist(s, ts)

@@ -352,7 +352,7 @@ func TestExponentialHistogramOverOTLP(t *testing.T) {
 			dp.Attributes().PutStr("gen_ai.provider.name", "openai")
 			dp.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
 			dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
-			copyExpoHistogram(&h, dp)
+			copyExpoHistogram(&h, dp, new([]uint64))
 
 			clock := clockwork.NewFakeClockAt(testStart)
 			c, sink := newMetricsConnector(t, cfg, clock, nil)
