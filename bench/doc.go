@@ -4,6 +4,10 @@
 //
 //	cd bench && go test -run '^$' -bench . -benchmem
 //
+// BenchmarkInterleavedProcesses runs each connector in a child process of
+// its own (the test binary again, as TestInterleavedWorker), so that each
+// process's CPU time counts its own garbage collection and no other's.
+//
 // The end-to-end measurement of the built distributions is in e2eload and
 // cmd/bench-e2e (make bench-e2e from the repository root).
 package bench
