@@ -397,7 +397,15 @@ func (in *inspector) key(k string, v pcommon.Value) {
 	}
 }
 
+// readTime reads a time in seconds: a double or an int, finite and ≥ 0.
+// A positive finite double, what Write puts, is taken with one type
+// assertion (Value.Double is 0 for any other type); anything else goes
+// through Number's type switch, with the same result.
 func readTime(v pcommon.Value, dst *float64, has *bool) bool {
+	if f := v.Double(); f > 0 && f <= math.MaxFloat64 {
+		*dst, *has = f, true
+		return true
+	}
 	f, good := Number(v)
 	if !good || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
 		return false
@@ -406,9 +414,18 @@ func readTime(v pcommon.Value, dst *float64, has *bool) bool {
 	return true
 }
 
+// readCount reads a count: an int or a double, ≥ 0 and at most
+// MaxInt64/2 (NaN is none of these), kept as int64(float64(x)). A positive
+// int up to 2^53, what Write puts, is taken with one type assertion
+// (float64 holds it exactly, so the result is the same); anything else goes
+// through Number.
 func readCount(v pcommon.Value, dst *int64, has *bool) bool {
+	if i := v.Int(); i > 0 && i <= 1<<53 {
+		*dst, *has = i, true
+		return true
+	}
 	f, good := Number(v)
-	if !good || f < 0 || f > math.MaxInt64/2 {
+	if !good || !(f >= 0 && f <= math.MaxInt64/2) {
 		return false
 	}
 	*dst, *has = int64(f), true

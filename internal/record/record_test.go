@@ -89,6 +89,10 @@ func TestReadRejectsUnusableRecords(t *testing.T) {
 		{"infinite duration", func(m pcommon.Map) { m.PutDouble(KeyDuration, math.Inf(1)) }},
 		{"ttft as string", func(m pcommon.Map) { m.PutStr(KeyTimeToFirstChunk, "0.3") }},
 		{"negative tokens", func(m pcommon.Map) { m.PutInt(KeyPromptTokens, -5) }},
+		// int64(NaN) is MinInt64 on amd64, which Validate rejects as
+		// negative, but 0 on arm64: readCount rejects NaN itself.
+		{"NaN tokens", func(m pcommon.Map) { m.PutDouble(KeyPromptTokens, math.NaN()) }},
+		{"NaN attempts", func(m pcommon.Map) { m.PutDouble(KeyAttempts, math.NaN()) }},
 		{"unknown clock", func(m pcommon.Map) { m.PutStr(KeyMeasuredAt, "headers") }},
 	}
 	for _, tc := range cases {
@@ -277,5 +281,64 @@ func FuzzCarriesAgreesWithInspect(f *testing.F) {
 		if !Carries(m) && state != StateNone {
 			t.Fatalf("Carries is false but Inspect says %v on %v", state, m.AsRaw())
 		}
+	})
+}
+
+// readByType is readTime and readCount without their fast paths: what both
+// read through Number alone.
+func readByType(v pcommon.Value) (t float64, tOK bool, c int64, cOK bool) {
+	if f, good := Number(v); good {
+		if f >= 0 && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			t, tOK = f, true
+		}
+		if f >= 0 && f <= math.MaxInt64/2 {
+			c, cOK = int64(f), true
+		}
+	}
+	return t, tOK, c, cOK
+}
+
+// checkReadsAlike holds readTime and readCount, fast paths and all, to
+// readByType on v.
+func checkReadsAlike(t *testing.T, v pcommon.Value) {
+	t.Helper()
+	wantT, wantTOK, wantC, wantCOK := readByType(v)
+	var gotT float64
+	var gotC int64
+	var hasT, hasC bool
+	okT := readTime(v, &gotT, &hasT)
+	okC := readCount(v, &gotC, &hasC)
+	assert.Equal(t, wantTOK, okT, "readTime(%v) ok", v.AsRaw())
+	assert.Equal(t, wantTOK, hasT, "readTime(%v) has", v.AsRaw())
+	if wantTOK {
+		assert.Equal(t, math.Float64bits(wantT), math.Float64bits(gotT), "readTime(%v)", v.AsRaw())
+	}
+	assert.Equal(t, wantCOK, okC, "readCount(%v) ok", v.AsRaw())
+	assert.Equal(t, wantCOK, hasC, "readCount(%v) has", v.AsRaw())
+	if wantCOK {
+		assert.Equal(t, wantC, gotC, "readCount(%v)", v.AsRaw())
+	}
+}
+
+func TestReadNumbersFastPathsAgree(t *testing.T) {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1.5, -1, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 1 << 62, math.MaxInt64 / 2, math.MaxInt64} {
+		checkReadsAlike(t, pcommon.NewValueDouble(f))
+	}
+	for _, i := range []int64{0, 1, -1, 1 << 53, 1<<53 + 1, math.MaxInt64 / 2, math.MaxInt64/2 + 1, math.MaxInt64, math.MinInt64} {
+		checkReadsAlike(t, pcommon.NewValueInt(i))
+	}
+	checkReadsAlike(t, pcommon.NewValueStr("1"))
+	checkReadsAlike(t, pcommon.NewValueBool(true))
+	checkReadsAlike(t, pcommon.NewValueEmpty())
+}
+
+func FuzzReadNumbersFastPathsAgree(f *testing.F) {
+	f.Add(0.25, int64(3))
+	f.Add(-1.0, int64(-1))
+	f.Add(math.Inf(1), int64(1<<53+1))
+	f.Fuzz(func(t *testing.T, d float64, i int64) {
+		checkReadsAlike(t, pcommon.NewValueDouble(d))
+		checkReadsAlike(t, pcommon.NewValueInt(i))
 	})
 }
