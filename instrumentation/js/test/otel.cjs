@@ -102,7 +102,10 @@ service:
     spans() {
       const byCase = new Map();
       if (!fs.existsSync(out)) return byCase;
-      for (const line of fs.readFileSync(out, 'utf8').split('\n')) {
+      // The file exporter flushes its buffer as it fills, so the last line
+      // can be half written: read only the lines a newline has ended.
+      const text = fs.readFileSync(out, 'utf8');
+      for (const line of text.slice(0, text.lastIndexOf('\n') + 1).split('\n')) {
         if (!line.trim()) continue;
         const doc = JSON.parse(line);
         for (const rs of doc.resourceSpans || []) {
