@@ -171,6 +171,27 @@ func TestNestingThroughIntermediateSpansWithManyCalls(t *testing.T) {
 	assert.Equal(t, 30, calls)
 }
 
+func TestLinkSkipsBatchesWithOneCallPerTrace(t *testing.T) {
+	// Past linearLimit calls, a batch where no trace holds two calls is not
+	// linked at all (countCalls). 40 calls, each under a plain parent of its
+	// own trace: 40 records, none nested.
+	var spans []linkSpan
+	for i := range 40 {
+		spans = append(spans, linkSpan{trace: byte(i + 1), id: 3, parent: 2, call: true, name: "call"})
+	}
+	records, nested := linkResult(t, linkBatch(spans...))
+	assert.Len(t, records, 40)
+	assert.Empty(t, nested)
+
+	// One trace with an outer call first in the batch and its inner call
+	// last, 40 single-call traces between them: the two are still folded.
+	spans = append([]linkSpan{{trace: 99, id: 9, call: true, name: "outer"}}, spans...)
+	spans = append(spans, linkSpan{trace: 99, id: 4, parent: 9, call: true, name: "inner"})
+	records, nested = linkResult(t, linkBatch(spans...))
+	assert.Len(t, records, 41)
+	assert.Equal(t, map[string]pcommon.SpanID{"inner": {9}}, nested)
+}
+
 func TestWalkIndexesOnlyTracesWithAnotherCall(t *testing.T) {
 	// 40 traces of a plain request (root → handler → call): each call is
 	// alone in its trace, so no walk can end at another call and the

@@ -442,7 +442,15 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 	if orphans {
 		return // no span has a parent: each is its own root, no index needed
 	}
-	if n >= linearLimit {
+	counted := n >= linearLimit
+	if counted {
+		// A call's parent, and the end of a walk, is another call of its
+		// trace: a batch where no trace holds two calls (the usual shape,
+		// one LLM call under each request handler) has nothing to link,
+		// and builds no index.
+		if !sc.countCalls() {
+			return
+		}
 		sc.buildIndex()
 	}
 	unresolved := false
@@ -459,7 +467,7 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 		}
 		unresolved = true
 	}
-	if unresolved && examined > int64(n) && sc.markWalked() {
+	if unresolved && examined > int64(n) && sc.markWalked(counted) {
 		// Some call's parent is another kind of span of the batch, and
 		// another call of its trace is in the batch too: walk up through
 		// those spans to see whether that call encloses it.
@@ -516,15 +524,14 @@ const maxHops = 256
 // so a call alone in its trace in the batch (the usual case: one LLM call
 // under an HTTP handler) needs no walk, and a batch of such calls does not
 // look at its other spans at all. It says whether any trace is to be walked.
-func (sc *scratch) markWalked() bool {
+// counted says countCalls has filled calls for this batch.
+func (sc *scratch) markWalked(counted bool) bool {
 	if sc.walked == nil {
 		sc.walked = make(map[uint64]struct{})
-		sc.calls = make(map[uint64]int32)
 	}
 	clear(sc.walked)
-	clear(sc.calls)
-	for i := range sc.entries {
-		sc.calls[traceKey(sc.entries[i].trace)]++
+	if !counted {
+		sc.countCalls()
 	}
 	for i := range sc.entries {
 		e := &sc.entries[i]
@@ -533,6 +540,20 @@ func (sc *scratch) markWalked() bool {
 		}
 	}
 	return len(sc.walked) > 0
+}
+
+// countCalls fills calls with the batch's calls per traceKey, and says
+// whether a key holds more than one (two traces sharing a key count as one:
+// at worst the batch is then linked for nothing).
+func (sc *scratch) countCalls() bool {
+	if sc.calls == nil {
+		sc.calls = make(map[uint64]int32)
+	}
+	clear(sc.calls)
+	for i := range sc.entries {
+		sc.calls[traceKey(sc.entries[i].trace)]++
+	}
+	return len(sc.calls) < len(sc.entries)
 }
 
 // buildAll indexes by span id the spans of the batch that the walk in link
