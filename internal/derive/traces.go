@@ -2,6 +2,7 @@ package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
 	"encoding/binary"
+	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -113,7 +114,34 @@ type scratch struct {
 	calls    map[uint64]int32    // calls of the batch per traceKey (markWalked)
 	rec      record.Record       // handed to visitors; reused so it never escapes per span
 	used     int                 // high-water mark of entries this call, cleared on release
+	room     mapRoom             // the most entries each map has held since it was made
 }
+
+// mapRoom is, for each of a scratch's maps, the most entries it has held
+// since it was made (reuse).
+type mapRoom struct{ index, exact, all, walked, calls int }
+
+// reuse empties m for a batch that puts at most want entries in it, and
+// returns it; size is the room a new map is made with (want when the
+// count is known, else 0). Go maps never shrink, and clear costs what a map
+// has room for, not what it holds: after one batch of 8,192 calls every
+// later batch would pay to clear that room (BenchmarkBatchAfterLarge). A
+// map with room for more than eight times want, and more than 64 entries,
+// is made anew instead, so emptying stays within a constant factor of
+// the batch's own size (a slot costs a few instructions to clear, a call
+// thousands to derive: eight times leaves batch sizes room to vary without
+// making maps again). Call held with the map's length once filled.
+func reuse[K comparable, V any](m map[K]V, room *int, want, size int) map[K]V {
+	if m == nil || *room > 8*want && *room > 64 {
+		*room = size
+		return make(map[K]V, size)
+	}
+	clear(m)
+	return m
+}
+
+// held records that a map now holds n entries.
+func held(room *int, n int) { *room = max(*room, n) }
 
 // acquire takes the spare working memory, else one from the pool.
 func (d *Deriver) acquire() *scratch {
@@ -201,24 +229,20 @@ func (sc *scratch) find(trace pcommon.TraceID, id pcommon.SpanID) int32 {
 
 // buildIndex indexes the batch's spans by span id.
 func (sc *scratch) buildIndex() {
-	if sc.index == nil {
-		sc.index = make(map[pcommon.SpanID]int32, len(sc.entries))
-	}
-	clear(sc.index)
+	sc.index = reuse(sc.index, &sc.room.index, len(sc.entries), len(sc.entries))
 	sc.shared = false
 	for i := range sc.entries {
 		sc.index[sc.entries[i].id] = int32(i)
 	}
+	held(&sc.room.index, len(sc.index))
 }
 
 func (sc *scratch) buildExact() {
-	if sc.exact == nil {
-		sc.exact = make(map[spanKey]int32, len(sc.entries))
-	}
-	clear(sc.exact)
+	sc.exact = reuse(sc.exact, &sc.room.exact, len(sc.entries), len(sc.entries))
 	for i := range sc.entries {
 		sc.exact[spanKey{sc.entries[i].trace, sc.entries[i].id}] = int32(i)
 	}
+	held(&sc.room.exact, len(sc.exact))
 	sc.shared = true
 }
 
@@ -471,7 +495,7 @@ func (d *Deriver) link(sc *scratch, td ptrace.Traces, examined int64) {
 		// Some call's parent is another kind of span of the batch, and
 		// another call of its trace is in the batch too: walk up through
 		// those spans to see whether that call encloses it.
-		sc.buildAll(td)
+		sc.buildAll(td, examined)
 		for i := range sc.entries {
 			e := &sc.entries[i]
 			if e.parent.IsEmpty() || e.parentIdx >= 0 {
@@ -526,10 +550,7 @@ const maxHops = 256
 // look at its other spans at all. It says whether any trace is to be walked.
 // counted says countCalls has filled calls for this batch.
 func (sc *scratch) markWalked(counted bool) bool {
-	if sc.walked == nil {
-		sc.walked = make(map[uint64]struct{})
-	}
-	clear(sc.walked)
+	sc.walked = reuse(sc.walked, &sc.room.walked, len(sc.entries), 0)
 	if !counted {
 		sc.countCalls()
 	}
@@ -539,6 +560,7 @@ func (sc *scratch) markWalked(counted bool) bool {
 			sc.walked[k] = struct{}{}
 		}
 	}
+	held(&sc.room.walked, len(sc.walked))
 	return len(sc.walked) > 0
 }
 
@@ -546,13 +568,11 @@ func (sc *scratch) markWalked(counted bool) bool {
 // whether a key holds more than one (two traces sharing a key count as one:
 // at worst the batch is then linked for nothing).
 func (sc *scratch) countCalls() bool {
-	if sc.calls == nil {
-		sc.calls = make(map[uint64]int32)
-	}
-	clear(sc.calls)
+	sc.calls = reuse(sc.calls, &sc.room.calls, len(sc.entries), 0)
 	for i := range sc.entries {
 		sc.calls[traceKey(sc.entries[i].trace)]++
 	}
+	held(&sc.room.calls, len(sc.calls))
 	return len(sc.calls) < len(sc.entries)
 }
 
@@ -562,11 +582,12 @@ func (sc *scratch) countCalls() bool {
 // small share of the spans indexes a small share of them; spans of one
 // trace usually come one after another, so most spans cost a comparison
 // with the previous one's trace id.
-func (sc *scratch) buildAll(td ptrace.Traces) {
-	if sc.all == nil {
-		sc.all = make(map[pcommon.SpanID]int32)
+func (sc *scratch) buildAll(td ptrace.Traces, examined int64) {
+	want := int(min(examined, math.MaxInt32))
+	sc.all = reuse(sc.all, &sc.room.all, want, 0)
+	if cap(sc.allSpans) > 8*want && cap(sc.allSpans) > 64 {
+		sc.allSpans = nil // as reuse does for the maps: kept room follows the batch
 	}
-	clear(sc.all)
 	sc.allSpans = sc.allSpans[:0]
 	var last pcommon.TraceID
 	lastWalked, haveLast := false, false
@@ -602,6 +623,7 @@ func (sc *scratch) buildAll(td ptrace.Traces) {
 			}
 		}
 	}
+	held(&sc.room.all, len(sc.all))
 }
 
 // traceKey folds a trace id into 8 bytes for the set of traces buildAll

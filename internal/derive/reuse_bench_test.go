@@ -1,0 +1,75 @@
+package derive
+
+import (
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+// nestedTraces is n traces of an outer call, a plain span under it and an
+// inner call under that, span ids unique in the batch: every trace holds
+// two calls, so a batch of 16 or more builds the span-id index, counts
+// calls per trace and indexes the plain spans for the walk between the two
+// calls.
+func nestedTraces(n int) ptrace.Traces {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := range n {
+		tid := pcommon.TraceID{byte(i), byte(i >> 8), 7}
+		for k, name := range []string{"outer", "handler", "inner"} {
+			span := spans.AppendEmpty()
+			span.SetName(name)
+			span.SetTraceID(tid)
+			span.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), byte(k + 1)})
+			if k > 0 {
+				span.SetParentSpanID(pcommon.SpanID{byte(i), byte(i >> 8), byte(k)})
+			}
+			span.SetStartTimestamp(ts(0))
+			span.SetEndTimestamp(ts(time.Second))
+			span.SetKind(ptrace.SpanKindInternal)
+			if name != "handler" {
+				span.SetKind(ptrace.SpanKindClient)
+				span.Attributes().PutStr("gen_ai.operation.name", "chat")
+				span.Attributes().PutStr("gen_ai.request.model", "m")
+			}
+		}
+	}
+	return td
+}
+
+// BenchmarkBatchAfterLarge derives batches of 16 nested traces (32 calls)
+// with a Deriver that has only seen such batches (fresh), and with one
+// that derived a batch of 4,096 nested traces (8,192 calls) first: its
+// working memory is kept for the next batch, and what the next batch
+// costs must not depend on the largest batch seen.
+func BenchmarkBatchAfterLarge(b *testing.B) {
+	small := nestedTraces(16)
+	spans := small.SpanCount()
+	visit := TraceVisitor{Record: func(pcommon.Resource, ptrace.Span, *record.Record) {}}
+	for _, large := range []int{0, 4096} {
+		name := "fresh"
+		if large > 0 {
+			name = "after_large"
+		}
+		b.Run(name, func(b *testing.B) {
+			d, err := New(DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if large > 0 {
+				d.TracesWith(nestedTraces(large), visit)
+			}
+			d.TracesWith(small, visit)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				d.TracesWith(small, visit)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(spans), "ns/span")
+		})
+	}
+}
