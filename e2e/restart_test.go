@@ -286,11 +286,26 @@ func runRestarts(t *testing.T, sig syscall.Signal, rows int, appendRows func(pat
 		col := startCollector(t, cfg)
 		// Interrupt once i sixths of the export were delivered.
 		target := i * rows / 6
+		var last int
+		lastChange := time.Now()
 		waitFor(t, col, 2*time.Minute, fmt.Sprintf("run %d to deliver rows", i), func() error {
-			if _, n, _ := sink.totals(); n < target {
-				return fmt.Errorf("%d of %d distinct rows", n, target)
+			if n, _, _ := sink.state(); n != last {
+				last, lastChange = n, time.Now()
 			}
-			return nil
+			_, n, _ := sink.totals()
+			if n >= target {
+				return nil
+			}
+			// Rows in flight at a crash (read and marked, not yet at the
+			// sink) never arrive, up to 5,000 a crash (reportRestarts). When
+			// the earlier crashes lost more than a sixth of the export, this
+			// run reads to the end short of its target: it is interrupted
+			// once the sink has been quiet for a few flush intervals.
+			if sig == syscall.SIGKILL && time.Since(lastChange) > 4*restartFlushInterval+2*time.Second {
+				t.Logf("run %d: the sink is quiet at %d distinct rows, short of %d (the rest was in flight at earlier crashes)", i, n, target)
+				return nil
+			}
+			return fmt.Errorf("%d of %d distinct rows", n, target)
 		})
 		at, _, _ := sink.state()
 		signalled := time.Now()
