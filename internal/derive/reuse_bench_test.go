@@ -43,9 +43,10 @@ func nestedTraces(n int) ptrace.Traces {
 
 // BenchmarkBatchAfterLarge derives batches of 16 nested traces (32 calls)
 // with a Deriver that has only seen such batches (fresh), and with one
-// that derived a batch of 4,096 nested traces (8,192 calls) first: its
-// working memory is kept for the next batch, and what the next batch
-// costs must not depend on the largest batch seen.
+// that derived a batch of 4,096 nested traces (8,192 calls) first. That
+// batch's working memory is kept for the next one (in the pool, until a
+// collection empties it; the spare keeps scratches of up to 8,192 calls),
+// and what the next batch costs must not depend on the largest batch seen.
 func BenchmarkBatchAfterLarge(b *testing.B) {
 	small := nestedTraces(16)
 	spans := small.SpanCount()
