@@ -20,6 +20,7 @@ type linkSpan struct {
 	trace        byte
 	tid          pcommon.TraceID // when set, instead of trace
 	id, parent   byte
+	sid, pid     pcommon.SpanID // when set, instead of id and parent
 	call         bool
 	name         string
 	resAttribute string // service.name of its ResourceSpans, set by its first span
@@ -43,8 +44,14 @@ func linkBatch(spans ...linkSpan) ptrace.Traces {
 			span.SetTraceID(s.tid)
 		}
 		span.SetSpanID(pcommon.SpanID{s.id})
+		if !s.sid.IsEmpty() {
+			span.SetSpanID(s.sid)
+		}
 		if s.parent != 0 {
 			span.SetParentSpanID(pcommon.SpanID{s.parent})
+		}
+		if !s.pid.IsEmpty() {
+			span.SetParentSpanID(s.pid)
 		}
 		span.SetStartTimestamp(ts(0))
 		span.SetEndTimestamp(ts(time.Second))

@@ -2,7 +2,6 @@ package derive
 
 import (
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -16,29 +15,16 @@ import (
 // calls per trace and indexes the plain spans for the walk between the two
 // calls.
 func nestedTraces(n int) ptrace.Traces {
-	td := ptrace.NewTraces()
-	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	spans := make([]linkSpan, 0, 3*n)
 	for i := range n {
 		tid := pcommon.TraceID{byte(i), byte(i >> 8), 7}
-		for k, name := range []string{"outer", "handler", "inner"} {
-			span := spans.AppendEmpty()
-			span.SetName(name)
-			span.SetTraceID(tid)
-			span.SetSpanID(pcommon.SpanID{byte(i), byte(i >> 8), byte(k + 1)})
-			if k > 0 {
-				span.SetParentSpanID(pcommon.SpanID{byte(i), byte(i >> 8), byte(k)})
-			}
-			span.SetStartTimestamp(ts(0))
-			span.SetEndTimestamp(ts(time.Second))
-			span.SetKind(ptrace.SpanKindInternal)
-			if name != "handler" {
-				span.SetKind(ptrace.SpanKindClient)
-				span.Attributes().PutStr("gen_ai.operation.name", "chat")
-				span.Attributes().PutStr("gen_ai.request.model", "m")
-			}
-		}
+		sid := func(k byte) pcommon.SpanID { return pcommon.SpanID{byte(i), byte(i >> 8), k} }
+		spans = append(spans,
+			linkSpan{tid: tid, sid: sid(1), call: true, name: "outer"},
+			linkSpan{tid: tid, sid: sid(2), pid: sid(1), name: "handler"},
+			linkSpan{tid: tid, sid: sid(3), pid: sid(2), call: true, name: "inner"})
 	}
-	return td
+	return linkBatch(spans...)
 }
 
 // BenchmarkBatchAfterLarge derives batches of 16 nested traces (32 calls)

@@ -132,13 +132,17 @@ type mapRoom struct{ index, exact, all, walked, calls int }
 // thousands to derive: eight times leaves batch sizes room to vary without
 // making maps again). Call held with the map's length once filled.
 func reuse[K comparable, V any](m map[K]V, room *int, want, size int) map[K]V {
-	if m == nil || *room > 8*want && *room > 64 {
+	if m == nil || tooRoomy(*room, want) {
 		*room = size
 		return make(map[K]V, size)
 	}
 	clear(m)
 	return m
 }
+
+// tooRoomy says a kept map or slice with room for room entries is to be
+// made anew for a batch that puts at most want in it (reuse).
+func tooRoomy(room, want int) bool { return room > 8*want && room > 64 }
 
 // held records that a map now holds n entries.
 func held(room *int, n int) { *room = max(*room, n) }
@@ -585,7 +589,7 @@ func (sc *scratch) countCalls() bool {
 func (sc *scratch) buildAll(td ptrace.Traces, examined int64) {
 	want := int(min(examined, math.MaxInt32))
 	sc.all = reuse(sc.all, &sc.room.all, want, 0)
-	if cap(sc.allSpans) > 8*want && cap(sc.allSpans) > 64 {
+	if tooRoomy(cap(sc.allSpans), want) {
 		sc.allSpans = nil // as reuse does for the maps: kept room follows the batch
 	}
 	sc.allSpans = sc.allSpans[:0]
