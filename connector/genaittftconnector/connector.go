@@ -293,7 +293,9 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		}
 	}
 	c.tel.report(ctx, signal, st)
-	addReread(ctx, c.reread, signal, ds.Reread) // records.go
+	if ds.Reread > 0 {
+		c.reread.Add(ctx, ds.Reread, c.tel.attrs(attrPair{k1: "signal", v1: signal}))
+	}
 }
 
 // flush builds the metrics under the lock, letting ingest in between series,

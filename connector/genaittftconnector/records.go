@@ -504,9 +504,3 @@ func newCounter(set component.TelemetrySettings, name string) (metric.Int64Count
 		map[string]*metric.Int64Counter{name: &c}, nil)
 	return c, err
 }
-
-func addReread(ctx context.Context, c metric.Int64Counter, signal string, n int64) {
-	if n > 0 {
-		c.Add(ctx, n, metric.WithAttributes(attribute.String("signal", signal)))
-	}
-}

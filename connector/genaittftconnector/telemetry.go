@@ -3,6 +3,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 import (
 	"context"
 	_ "embed" // metadata.yaml
+	"sync"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/otel/attribute"
@@ -26,6 +27,39 @@ type telemetry struct {
 
 	kindAttrs    [numSeriesKinds]metric.MeasurementOption
 	invalidAttrs [record.NumInvalid]metric.MeasurementOption
+
+	// sets holds the attribute set of each (key, value, key, value) a
+	// report has used, built on first use: metric.WithAttributes builds,
+	// sorts and hashes a new set on every call, which cost more than the
+	// rest of a batch of plain spans. Keys and values are the code's own
+	// names (signals, skip reasons, point results), so it stays small.
+	setsMu sync.RWMutex
+	sets   map[attrPair]metric.MeasurementOption
+}
+
+// attrPair names one or two attributes: signal and reason, or result.
+type attrPair struct{ k1, v1, k2, v2 string }
+
+// attrs is the measurement option of the attributes p names, built once.
+func (t *telemetry) attrs(p attrPair) metric.MeasurementOption {
+	t.setsMu.RLock()
+	o, ok := t.sets[p]
+	t.setsMu.RUnlock()
+	if ok {
+		return o
+	}
+	kv := []attribute.KeyValue{attribute.String(p.k1, p.v1)}
+	if p.k2 != "" {
+		kv = append(kv, attribute.String(p.k2, p.v2))
+	}
+	o = owntel.Attrs(kv...)
+	t.setsMu.Lock()
+	defer t.setsMu.Unlock()
+	if t.sets == nil {
+		t.sets = map[attrPair]metric.MeasurementOption{}
+	}
+	t.sets[p] = o
+	return o
 }
 
 // metadataYAML lists the own telemetry's names, descriptions and units.
@@ -57,12 +91,11 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 
 // report adds one batch's counts; called outside the connector lock.
 func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
-	sig := attribute.String("signal", signal)
 	if st.records > 0 {
-		t.records.Add(ctx, st.records, metric.WithAttributes(sig))
+		t.records.Add(ctx, st.records, t.attrs(attrPair{k1: "signal", v1: signal}))
 	}
 	for reason, n := range st.skipped {
-		t.skipped.Add(ctx, n, metric.WithAttributes(sig, attribute.String("reason", reason)))
+		t.skipped.Add(ctx, n, t.attrs(attrPair{"signal", signal, "reason", reason}))
 	}
 	for k, n := range st.overflowed {
 		if n > 0 {
@@ -82,7 +115,7 @@ func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 // reportHistPoints adds one metrics batch's data point results.
 func (t *telemetry) reportHistPoints(ctx context.Context, points map[string]int64) {
 	for result, n := range points {
-		t.histPoints.Add(ctx, n, metric.WithAttributes(attribute.String("result", result)))
+		t.histPoints.Add(ctx, n, t.attrs(attrPair{k1: "result", v1: result}))
 	}
 }
 
