@@ -36,7 +36,7 @@ const workerEnv = "TTFT_BENCH_WORKER"
 // its calls, its collections wherever they ran, and what the runtime
 // spends while the process waits for its turn (0.1–0.4 ms a turn on the
 // 2-core development machine, most of it system time). Our connector makes
-// almost no garbage (2 allocations a batch), so what its process uses
+// no garbage (no allocation a batch), so what its process uses
 // between its calls is that waiting alone (wait-cpu-ns/turn), and its
 // calls' CPU time is its cost. Spanmetrics' cost is its CPU time from turn
 // to turn less the same waiting; it waits less a turn (our turn is the

@@ -37,20 +37,73 @@ type sumSeries struct {
 // lock is released.
 type batchStats struct {
 	records     int64
-	skipped     map[string]int64
+	skipped     skips
 	overflowed  [numSeriesKinds]int64
 	logsLimited int64
 	invalid     [record.NumInvalid]int64
 }
 
-func (s *batchStats) skip(reason string, n int64) {
+func (s *batchStats) skip(reason string, n int64) { s.skipped.add(reason, n) }
+
+// skips counts a batch's skipped records by reason. The reasons are the
+// code's own constants, a few a batch, so they are kept in a short list
+// searched in order rather than in a map each batch would allocate; a
+// batch with more distinct reasons than the list holds puts the rest in
+// a map.
+type skips struct {
+	n    int
+	by   [8]skipCount
+	more map[string]int64
+}
+
+type skipCount struct {
+	reason string
+	n      int64
+}
+
+func (s *skips) add(reason string, n int64) {
 	if n == 0 {
 		return
 	}
-	if s.skipped == nil {
-		s.skipped = map[string]int64{}
+	for i := range s.by[:s.n] {
+		if s.by[i].reason == reason {
+			s.by[i].n += n
+			return
+		}
 	}
-	s.skipped[reason] += n
+	if s.n < len(s.by) {
+		s.by[s.n] = skipCount{reason, n}
+		s.n++
+		return
+	}
+	if s.more == nil {
+		s.more = map[string]int64{}
+	}
+	s.more[reason] += n
+}
+
+// get is the count of reason.
+func (s *skips) get(reason string) int64 {
+	for _, c := range s.by[:s.n] {
+		if c.reason == reason {
+			return c.n
+		}
+	}
+	return s.more[reason]
+}
+
+// all yields each reason with its count.
+func (s *skips) all(yield func(string, int64) bool) {
+	for _, c := range s.by[:s.n] {
+		if !yield(c.reason, c.n) {
+			return
+		}
+	}
+	for r, n := range s.more {
+		if !yield(r, n) {
+			return
+		}
+	}
 }
 
 // aggregator holds every series. It is not safe for concurrent use: the

@@ -294,7 +294,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 	}
 	c.tel.report(ctx, signal, st)
 	if ds.Reread > 0 {
-		c.reread.Add(ctx, ds.Reread, c.tel.attrs(attrPair{k1: "signal", v1: signal}))
+		c.reread.Add(ctx, ds.Reread, c.tel.attrs(attrPair{k1: "signal", v1: signal})...)
 	}
 }
 

@@ -104,7 +104,7 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 	now := c.clock.Now()
 	var bad int64
 	for _, r := range []string{skipInvalidBounds, skipInvalidBuckets, skipTooManyBuckets} {
-		bad += st.skipped[r]
+		bad += st.skipped.get(r)
 	}
 	if bad > 0 {
 		if c.limiter.Warn(c.logger, now, "invalid_histogram", "Skipped TTFT histogram points with unusable buckets",
@@ -112,7 +112,7 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 			st.logsLimited++
 		}
 	}
-	if n := st.skipped[skipSourceSeriesLimit]; n > 0 {
+	if n := st.skipped.get(skipSourceSeriesLimit); n > 0 {
 		if c.limiter.Warn(c.logger, now, "source_series_limit", "histograms::source_series_limit reached: points of new series are dropped",
 			zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n)) {
 			st.logsLimited++

@@ -33,16 +33,18 @@ type telemetry struct {
 	// sorts and hashes a new set, with allocations, on every call
 	// (BenchmarkTelemetryReport). Keys and values are the code's own
 	// constants (signals, skip reasons, point results), never a sender's
-	// input, so it holds a few dozen sets at most.
+	// input, so it holds a few dozen sets at most. Each is kept as a
+	// one-element slice: passed to Add's variadic parameter it allocates
+	// nothing, where a single option escapes on every call.
 	setsMu sync.RWMutex
-	sets   map[attrPair]metric.MeasurementOption
+	sets   map[attrPair][]metric.AddOption
 }
 
 // attrPair names one or two attributes: signal and reason, or result.
 type attrPair struct{ k1, v1, k2, v2 string }
 
-// attrs is the measurement option of the attributes p names, built once.
-func (t *telemetry) attrs(p attrPair) metric.MeasurementOption {
+// attrs is the Add options of the attributes p names, built once.
+func (t *telemetry) attrs(p attrPair) []metric.AddOption {
 	t.setsMu.RLock()
 	o, ok := t.sets[p]
 	t.setsMu.RUnlock()
@@ -53,11 +55,11 @@ func (t *telemetry) attrs(p attrPair) metric.MeasurementOption {
 	if p.k2 != "" {
 		kv = append(kv, attribute.String(p.k2, p.v2))
 	}
-	o = owntel.Attrs(kv...)
+	o = owntel.AddOpts(kv...)
 	t.setsMu.Lock()
 	defer t.setsMu.Unlock()
 	if t.sets == nil {
-		t.sets = map[attrPair]metric.MeasurementOption{}
+		t.sets = map[attrPair][]metric.AddOption{}
 	}
 	t.sets[p] = o
 	return o
@@ -93,10 +95,10 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 // report adds one batch's counts; called outside the connector lock.
 func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 	if st.records > 0 {
-		t.records.Add(ctx, st.records, t.attrs(attrPair{k1: "signal", v1: signal}))
+		t.records.Add(ctx, st.records, t.attrs(attrPair{k1: "signal", v1: signal})...)
 	}
-	for reason, n := range st.skipped {
-		t.skipped.Add(ctx, n, t.attrs(attrPair{"signal", signal, "reason", reason}))
+	for reason, n := range st.skipped.all {
+		t.skipped.Add(ctx, n, t.attrs(attrPair{"signal", signal, "reason", reason})...)
 	}
 	for k, n := range st.overflowed {
 		if n > 0 {
@@ -116,7 +118,7 @@ func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 // reportHistPoints adds one metrics batch's data point results.
 func (t *telemetry) reportHistPoints(ctx context.Context, points map[string]int64) {
 	for result, n := range points {
-		t.histPoints.Add(ctx, n, t.attrs(attrPair{k1: "result", v1: result}))
+		t.histPoints.Add(ctx, n, t.attrs(attrPair{k1: "result", v1: result})...)
 	}
 }
 

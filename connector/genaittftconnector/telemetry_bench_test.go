@@ -20,7 +20,8 @@ func BenchmarkTelemetryReport(b *testing.B) {
 	b.Cleanup(func() { require.NoError(b, tel.Shutdown(context.Background())) })
 	t, err := newTelemetry(tel.NewTelemetrySettings())
 	require.NoError(b, err)
-	st := batchStats{records: 25, skipped: map[string]int64{"not_genai": 475}}
+	st := batchStats{records: 25}
+	st.skip("not_genai", 475)
 	ctx := context.Background()
 	b.Run("sets_kept", func(b *testing.B) {
 		b.ReportAllocs()
@@ -33,7 +34,7 @@ func BenchmarkTelemetryReport(b *testing.B) {
 		for b.Loop() {
 			sig := attribute.String("signal", "traces")
 			t.records.Add(ctx, st.records, metric.WithAttributes(sig))
-			for reason, n := range st.skipped {
+			for reason, n := range st.skipped.all {
 				t.skipped.Add(ctx, n, metric.WithAttributes(sig, attribute.String("reason", reason)))
 			}
 		}

@@ -2,6 +2,7 @@ package genaittftconnector
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jonboulle/clockwork"
@@ -10,12 +11,14 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -80,4 +83,45 @@ func TestOwnTelemetry(t *testing.T) {
 		sumByAttr(t, tel, "otelcol_connector_genai_ttft_series", "kind"))
 	assert.Equal(t, map[string]int64{"": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_logs_rate_limited", "none"))
 	assert.Equal(t, 1, logs.FilterMessageSnippet("aggregation_cardinality_limit reached").Len())
+}
+
+// TestBatchAllocatesNothing: once its series exist, a batch of stamped
+// spans and one of plain spans go through the connector, own telemetry
+// through the SDK included, without one allocation.
+func TestBatchAllocatesNothing(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+	ctx := context.Background()
+	for name, td := range map[string]ptrace.Traces{"stamped": corpus(200, 10, 3), "plain": derivetest.PlainSpans(200)} {
+		require.NoError(t, c.ConsumeTraces(ctx, td)) // the series, the scratch and the attribute sets
+		assert.Zero(t, testing.AllocsPerRun(20, func() {
+			if err := c.ConsumeTraces(ctx, td); err != nil {
+				t.Fatal(err)
+			}
+		}), name)
+	}
+}
+
+// TestSkipsCountEachReason: a batch's skips by reason, past the list's
+// eight reasons too, add up and are all reported.
+func TestSkipsCountEachReason(t *testing.T) {
+	var s skips
+	want := map[string]int64{}
+	for i := range 30 {
+		r := fmt.Sprintf("reason-%d", i%11)
+		s.add(r, int64(i+1))
+		want[r] += int64(i + 1)
+	}
+	s.add("none", 0)
+	got := map[string]int64{}
+	for r, n := range s.all {
+		got[r] += n
+	}
+	assert.Equal(t, want, got)
+	for r, n := range want {
+		assert.Equal(t, n, s.get(r), r)
+	}
+	assert.Zero(t, s.get("none"))
 }
