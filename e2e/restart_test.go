@@ -286,12 +286,10 @@ func runRestarts(t *testing.T, sig syscall.Signal, rows int, appendRows func(pat
 		col := startCollector(t, cfg)
 		// Interrupt once i sixths of the export were delivered.
 		target := i * rows / 6
-		var last int
-		lastChange := time.Now()
+		watch := newSinkWatch()
 		waitFor(t, col, 2*time.Minute, fmt.Sprintf("run %d to deliver rows", i), func() error {
-			if n, _, _ := sink.state(); n != last {
-				last, lastChange = n, time.Now()
-			}
+			rows, _, _ := sink.state()
+			idle := watch.idle(rows)
 			_, n, _ := sink.totals()
 			if n >= target {
 				return nil
@@ -301,7 +299,7 @@ func runRestarts(t *testing.T, sig syscall.Signal, rows int, appendRows func(pat
 			// the earlier crashes lost more than a sixth of the export, this
 			// run reads to the end short of its target: it is interrupted
 			// once the sink has been quiet for a few flush intervals.
-			if sig == syscall.SIGKILL && time.Since(lastChange) > 4*restartFlushInterval+2*time.Second {
+			if sig == syscall.SIGKILL && idle > sinkQuietFor {
 				t.Logf("run %d: the sink is quiet at %d distinct rows, short of %d (the rest was in flight at earlier crashes)", i, n, target)
 				return nil
 			}
@@ -323,29 +321,45 @@ func runRestarts(t *testing.T, sig syscall.Signal, rows int, appendRows func(pat
 	<-appended
 	// The final run reads to the end and stops gracefully.
 	col := startCollector(t, cfg)
-	var last int
-	lastChange := time.Now()
+	watch := newSinkWatch()
 	want := expectedRows(export)
 	waitFor(t, col, 3*time.Minute, "the final run to read everything", func() error {
 		n, _, _ := sink.state()
 		_, distinct, _ := sink.totals()
-		if n != last {
-			last, lastChange = n, time.Now()
-		}
+		idle := watch.idle(n)
 		// After a crash, rows in flight when it struck (read and marked, not
 		// yet at the sink) never arrive. When they were the export's last
 		// rows, the final run starts at the end and sends nothing: then the
 		// run is over once the sink has been quiet for a few flush intervals.
 		// reportRestarts bounds those rows (neverRead).
-		quiet := time.Since(lastChange) > 4*restartFlushInterval+2*time.Second
-		done := distinct == want || (sig == syscall.SIGKILL && (sink.has(want) || quiet))
-		if !done || time.Since(lastChange) < 500*time.Millisecond {
+		done := distinct == want || (sig == syscall.SIGKILL && (sink.has(want) || idle > sinkQuietFor))
+		if !done || idle < 500*time.Millisecond {
 			return fmt.Errorf("%d distinct rows of %d (missing %s)", distinct, want, sink.missing(want))
 		}
 		return nil
 	})
 	col.Stop(t)
 	return sink, kills
+}
+
+// sinkQuietFor is how long the sink must receive nothing for a run after
+// SIGKILLs to count as having read all it will: a few flush intervals.
+const sinkQuietFor = 4*restartFlushInterval + 2*time.Second
+
+// sinkWatch remembers when the sink's row count last changed.
+type sinkWatch struct {
+	rows    int
+	changed time.Time
+}
+
+func newSinkWatch() *sinkWatch { return &sinkWatch{changed: time.Now()} }
+
+// idle takes the sink's row count now and says how long it has not changed.
+func (w *sinkWatch) idle(rows int) time.Duration {
+	if rows != w.rows {
+		w.rows, w.changed = rows, time.Now()
+	}
+	return time.Since(w.changed)
 }
 
 // expectedRows counts the data rows of an export (lines minus the header).
