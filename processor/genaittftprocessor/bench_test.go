@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -320,13 +321,20 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 	}
 }
 
-// BenchmarkProcessor runs the genai_ttft processor (derive and stamp) on
-// the same spans.
-func BenchmarkProcessor(b *testing.B) {
+// benchProcessor is the genai_ttft processor with the default
+// configuration, passing its batches to a consumer that keeps none.
+func benchProcessor(b *testing.B) processor.Traces {
 	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
+	return p
+}
+
+// BenchmarkProcessor runs the genai_ttft processor (derive and stamp) on
+// the same spans.
+func BenchmarkProcessor(b *testing.B) {
+	p := benchProcessor(b)
 	ctx := context.Background()
 	runBench(b, func(td ptrace.Traces) {
 		if err := p.ConsumeTraces(ctx, td); err != nil {
@@ -359,10 +367,7 @@ func BenchmarkPlainWalk(b *testing.B) {
 // BenchmarkPlainProcessor runs the processor on the same plain spans: they
 // pass untouched, with no allocation per batch.
 func BenchmarkPlainProcessor(b *testing.B) {
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := benchProcessor(b)
 	ctx := context.Background()
 	runBenchOn(b, plainSpans(), func(td ptrace.Traces) {
 		if err := p.ConsumeTraces(ctx, td); err != nil {
@@ -403,10 +408,7 @@ func BenchmarkDecodedPlain(b *testing.B) {
 		}
 		pool[i] = td
 	}
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
-	if err != nil {
-		b.Fatal(err)
-	}
+	p := benchProcessor(b)
 	ctx := context.Background()
 	var sink int
 	for _, bc := range []struct {
