@@ -31,8 +31,7 @@ func TestWorkingMemoryFollowsTheBatch(t *testing.T) {
 	assert.Len(t, nested, 2048)
 	sc := d.spare.Load()
 	require.NotNil(t, sc, "the large batch's scratch is kept as the spare")
-	large := sc.room
-	for name, room := range map[string]int{"index": large.index, "calls": large.calls, "walked": large.walked, "all": large.all, "allSpans": cap(sc.allSpans)} {
+	for name, room := range rooms(sc) {
 		assert.Greater(t, room, 4*48, "%s after the large batch", name)
 	}
 
@@ -51,7 +50,12 @@ func TestWorkingMemoryFollowsTheBatch(t *testing.T) {
 
 	sc = d.spare.Load()
 	require.NotNil(t, sc)
-	for name, room := range map[string]int{"index": sc.room.index, "calls": sc.room.calls, "walked": sc.room.walked, "all": sc.room.all, "allSpans": cap(sc.allSpans)} {
+	for name, room := range rooms(sc) {
 		assert.LessOrEqual(t, room, 4*48, "%s after the small batch", name)
 	}
+}
+
+// rooms is the room of each map and slice of sc that a nested batch fills.
+func rooms(sc *scratch) map[string]int {
+	return map[string]int{"index": sc.room.index, "calls": sc.room.calls, "walked": sc.room.walked, "all": sc.room.all, "allSpans": cap(sc.allSpans)}
 }
