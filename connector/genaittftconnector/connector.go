@@ -265,8 +265,10 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 	}
 	now := c.clock.Now()
 	if n := ds.Skipped[derive.ReasonUnstamped]; n > 0 {
-		if c.limiter.Warn(c.logger, now, "unstamped", "stamped_only is set, but spans or log records that look like LLM calls arrive without a ttft.* record: put the genai_ttft processor in front of this connector on every pipeline that feeds it, or unset stamped_only",
-			zap.String("signal", signal), zap.Int64("sampled", n)) {
+		if c.limiter.Allow(now, "unstamped") {
+			c.logger.Warn("stamped_only is set, but spans or log records that look like LLM calls arrive without a ttft.* record: put the genai_ttft processor in front of this connector on every pipeline that feeds it, or unset stamped_only",
+				zap.String("signal", signal), zap.Int64("sampled", n))
+		} else {
 			st.logsLimited++
 		}
 	}
@@ -277,8 +279,10 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		invalid += n
 	}
 	if invalid > 0 {
-		if c.limiter.Warn(c.logger, now, "invalid_record", "Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
-			zap.String("signal", signal), zap.Int64("count", invalid)) {
+		if c.limiter.Allow(now, "invalid_record") {
+			c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
+				zap.String("signal", signal), zap.Int64("count", invalid))
+		} else {
 			st.logsLimited++
 		}
 	}
@@ -287,8 +291,10 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		overflowed += n
 	}
 	if overflowed > 0 {
-		if c.limiter.Warn(c.logger, now, "overflow", "aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
-			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed)) {
+		if c.limiter.Allow(now, "overflow") {
+			c.logger.Warn("aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
+				zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed))
+		} else {
 			st.logsLimited++
 		}
 	}

@@ -107,20 +107,26 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 		bad += st.skipped.get(r)
 	}
 	if bad > 0 {
-		if c.limiter.Warn(c.logger, now, "invalid_histogram", "Skipped TTFT histogram points with unusable buckets",
-			zap.Int64("points", bad)) {
+		if c.limiter.Allow(now, "invalid_histogram") {
+			c.logger.Warn("Skipped TTFT histogram points with unusable buckets",
+				zap.Int64("points", bad))
+		} else {
 			st.logsLimited++
 		}
 	}
 	if n := st.skipped.get(skipSourceSeriesLimit); n > 0 {
-		if c.limiter.Warn(c.logger, now, "source_series_limit", "histograms::source_series_limit reached: points of new series are dropped",
-			zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n)) {
+		if c.limiter.Allow(now, "source_series_limit") {
+			c.logger.Warn("histograms::source_series_limit reached: points of new series are dropped",
+				zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n))
+		} else {
 			st.logsLimited++
 		}
 	}
 	if n := st.overflowed[kindWindows]; n > 0 {
-		if c.limiter.Warn(c.logger, now, "histogram_overflow", "aggregation_cardinality_limit reached: histogram increments were not windowed",
-			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("points", n)) {
+		if c.limiter.Allow(now, "histogram_overflow") {
+			c.logger.Warn("aggregation_cardinality_limit reached: histogram increments were not windowed",
+				zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("points", n))
+		} else {
 			st.logsLimited++
 		}
 	}

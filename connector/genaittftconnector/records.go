@@ -414,7 +414,7 @@ type repeatFilter struct {
 	mu    sync.Mutex
 	mem   *callMemory
 	count metric.Int64Counter
-	attrs metric.MeasurementOption
+	attrs []metric.AddOption
 }
 
 // newRepeatFilter returns nil when records::remember_calls is 0.
@@ -427,7 +427,7 @@ func newRepeatFilter(set component.TelemetrySettings, cfg RecordsConfig, clock c
 		return nil, err
 	}
 	return &repeatFilter{clock: clock, mem: newCallMemory(cfg.RememberCalls, cfg.RememberFor), count: count,
-		attrs: owntel.Attrs(attribute.String("part", splitPartNames[splitRepeat]))}, nil
+		attrs: owntel.AddOpts(attribute.String("part", splitPartNames[splitRepeat]))}, nil
 }
 
 // seenBefore reports whether this record was aggregated before; a record
@@ -445,7 +445,7 @@ func (f *repeatFilter) seenBefore(ctx context.Context, lr plog.LogRecord) bool {
 	f.mem.add(now, k, flagCall, 0)
 	f.mu.Unlock()
 	if seen {
-		f.count.Add(ctx, 1, f.attrs)
+		f.count.Add(ctx, 1, f.attrs...)
 	}
 	return seen
 }
@@ -456,33 +456,33 @@ type recordsTelemetry struct {
 	emitted metric.Int64Counter
 	split   metric.Int64Counter
 
-	traces    metric.MeasurementOption
-	partAttrs [numSplitParts]metric.MeasurementOption
+	traces    []metric.AddOption
+	partAttrs [numSplitParts][]metric.AddOption
 }
 
 func newRecordsTelemetry(set component.TelemetrySettings) (*recordsTelemetry, error) {
-	t := &recordsTelemetry{traces: owntel.Attrs(attribute.String("signal", "traces"))}
+	t := &recordsTelemetry{traces: owntel.AddOpts(attribute.String("signal", "traces"))}
 	err := owntel.Instruments(set.MeterProvider.Meter(metadata.ScopeName), metadataYAML, map[string]*metric.Int64Counter{
 		"connector_genai_ttft_records_reread":  &t.reread,
 		"connector_genai_ttft_records_emitted": &t.emitted,
 		"connector_genai_ttft_split_calls":     &t.split,
 	}, nil)
 	for i, n := range splitPartNames {
-		t.partAttrs[i] = owntel.Attrs(attribute.String("part", n))
+		t.partAttrs[i] = owntel.AddOpts(attribute.String("part", n))
 	}
 	return t, err
 }
 
 func (t *recordsTelemetry) report(ctx context.Context, reread, emitted int64, split *[numSplitParts]int64) {
 	if reread > 0 {
-		t.reread.Add(ctx, reread, t.traces)
+		t.reread.Add(ctx, reread, t.traces...)
 	}
 	if emitted > 0 {
 		t.emitted.Add(ctx, emitted)
 	}
 	for p, n := range split {
 		if n > 0 {
-			t.split.Add(ctx, n, t.partAttrs[p])
+			t.split.Add(ctx, n, t.partAttrs[p]...)
 		}
 	}
 }

@@ -25,8 +25,11 @@ type telemetry struct {
 	invalid     metric.Int64Counter
 	outOfRange  metric.Int64Counter
 
-	kindAttrs    [numSeriesKinds]metric.MeasurementOption
-	invalidAttrs [record.NumInvalid]metric.MeasurementOption
+	// The sets by series kind and by invalid reason, made up front, as
+	// one-element slices like sets below.
+	kindAdd      [numSeriesKinds][]metric.AddOption
+	kindRecord   [numSeriesKinds][]metric.RecordOption
+	invalidAttrs [record.NumInvalid][]metric.AddOption
 
 	// sets holds the attribute set of each (key, value, key, value) a
 	// report has used, built on first use: metric.WithAttributes builds,
@@ -84,10 +87,11 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		"connector_genai_ttft_series": &t.series,
 	})
 	for i := range record.NumInvalid {
-		t.invalidAttrs[i] = owntel.Attrs(attribute.String("reason", i.String()))
+		t.invalidAttrs[i] = owntel.AddOpts(attribute.String("reason", i.String()))
 	}
 	for i, n := range seriesKindNames {
-		t.kindAttrs[i] = owntel.Attrs(attribute.String("kind", n))
+		kind := owntel.Attrs(attribute.String("kind", n))
+		t.kindAdd[i], t.kindRecord[i] = []metric.AddOption{kind}, []metric.RecordOption{kind}
 	}
 	return t, err
 }
@@ -102,12 +106,12 @@ func (t *telemetry) report(ctx context.Context, signal string, st *batchStats) {
 	}
 	for k, n := range st.overflowed {
 		if n > 0 {
-			t.overflowed.Add(ctx, n, t.kindAttrs[k])
+			t.overflowed.Add(ctx, n, t.kindAdd[k]...)
 		}
 	}
 	for why, n := range st.invalid {
 		if n > 0 {
-			t.invalid.Add(ctx, n, t.invalidAttrs[why])
+			t.invalid.Add(ctx, n, t.invalidAttrs[why]...)
 		}
 	}
 	if st.logsLimited > 0 {
@@ -124,6 +128,6 @@ func (t *telemetry) reportHistPoints(ctx context.Context, points map[string]int6
 
 func (t *telemetry) reportSeries(ctx context.Context, n [numSeriesKinds]int64) {
 	for k, v := range n {
-		t.series.Record(ctx, v, t.kindAttrs[k])
+		t.series.Record(ctx, v, t.kindRecord[k]...)
 	}
 }

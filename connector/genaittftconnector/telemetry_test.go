@@ -86,21 +86,41 @@ func TestOwnTelemetry(t *testing.T) {
 }
 
 // TestBatchAllocatesNothing: once its series exist, a batch of stamped
-// spans and one of plain spans go through the connector, own telemetry
+// spans, one of plain spans, one whose records overflow the series limit
+// and one with an invalid record go through the connector, own telemetry
 // through the SDK included, without one allocation.
 func TestBatchAllocatesNothing(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
-	t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
-	ctx := context.Background()
-	for name, td := range map[string]ptrace.Traces{"stamped": corpus(200, 10, 3), "plain": derivetest.PlainSpans(200)} {
-		require.NoError(t, c.ConsumeTraces(ctx, td)) // the series, the scratch and the attribute sets
-		assert.Zero(t, testing.AllocsPerRun(20, func() {
-			if err := c.ConsumeTraces(ctx, td); err != nil {
-				t.Fatal(err)
+	invalid := corpus(200, 10, 3)
+	bad := invalid.ResourceSpans().At(0).ScopeSpans().At(0).Spans().AppendEmpty()
+	bad.Attributes().PutStr(record.KeyOutcome, record.OutcomeComplete)
+	bad.Attributes().PutDouble(record.KeyTimeToFirstContent, -1)
+	for _, tt := range []struct {
+		name  string
+		limit int
+		td    ptrace.Traces
+	}{
+		{"stamped", 0, corpus(200, 10, 3)},
+		{"plain", 0, derivetest.PlainSpans(200)},
+		{"overflowed", 3, corpus(200, 10, 3)},
+		{"invalid", 0, invalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+			cfg := defaultConfig()
+			if tt.limit > 0 {
+				cfg.AggregationCardinalityLimit = tt.limit
 			}
-		}), name)
+			c := newTestConnectorWith(t, testSettings(tel), cfg, clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+			t.Cleanup(func() { require.NoError(t, c.Shutdown(context.Background())) })
+			ctx := context.Background()
+			require.NoError(t, c.ConsumeTraces(ctx, tt.td)) // the series, the scratch and the attribute sets
+			assert.Zero(t, testing.AllocsPerRun(20, func() {
+				if err := c.ConsumeTraces(ctx, tt.td); err != nil {
+					t.Fatal(err)
+				}
+			}))
+		})
 	}
 }
 

@@ -116,17 +116,27 @@ func NewWarnLimiter(interval time.Duration) *WarnLimiter {
 	return &WarnLimiter{interval: interval, last: map[string]time.Time{}}
 }
 
+// Allow reports whether a warning of key is due: none was let through
+// within the interval. A true answer counts as the key's warning. Callers
+// on a path taken every batch log only when it says so: the fields of a
+// warning escape to the logger, so building them costs an allocation even
+// when Warn then suppresses it.
+func (l *WarnLimiter) Allow(now time.Time, key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if last, ok := l.last[key]; ok && now.Sub(last) < l.interval {
+		return false
+	}
+	l.last[key] = now
+	return true
+}
+
 // Warn logs msg unless key was logged within the interval; it reports
 // whether the warning was suppressed.
 func (l *WarnLimiter) Warn(logger *zap.Logger, now time.Time, key, msg string, fields ...zap.Field) (suppressed bool) {
-	l.mu.Lock()
-	last, ok := l.last[key]
-	if ok && now.Sub(last) < l.interval {
-		l.mu.Unlock()
+	if !l.Allow(now, key) {
 		return true
 	}
-	l.last[key] = now
-	l.mu.Unlock()
 	logger.Warn(msg, fields...)
 	return false
 }

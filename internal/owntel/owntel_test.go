@@ -91,4 +91,11 @@ func TestWarnLimiterOnePerKeyPerInterval(t *testing.T) {
 		msgs = append(msgs, e.Message)
 	}
 	assert.Equal(t, []string{"first a", "first b", "a after a minute"}, msgs)
+
+	// Allow and Warn share one budget per key.
+	assert.False(t, l.Allow(t0.Add(time.Minute+time.Second), "a"), "a was just logged")
+	assert.True(t, l.Allow(t0.Add(time.Minute), "c"))
+	assert.True(t, l.Warn(logger, t0.Add(time.Minute), "c", "c after Allow"))
+	assert.True(t, l.Allow(t0.Add(2*time.Minute), "c"))
+	assert.Len(t, logs.All(), 3)
 }
