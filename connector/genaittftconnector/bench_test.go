@@ -63,6 +63,35 @@ func BenchmarkConsumeTraces(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
 }
 
+// BenchmarkConsumeSmallBatches is the cost per span of batches as an agent
+// without a batch processor hands them on, one request at a time: 10 plain
+// spans, or 10 stamped ones (ns/op is per batch).
+func BenchmarkConsumeSmallBatches(b *testing.B) {
+	for _, bt := range []struct {
+		name string
+		td   ptrace.Traces
+	}{
+		{"plain", derivetest.PlainSpans(10)},
+		{"stamped", corpus(10, 5, 42)},
+	} {
+		b.Run(bt.name, func(b *testing.B) {
+			c := newTestConnector(b, defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+			defer func() { require.NoError(b, c.Shutdown(context.Background())) }()
+			ctx := context.Background()
+			require.NoError(b, c.ConsumeTraces(ctx, bt.td)) // create the series
+			b.ReportAllocs()
+			for b.Loop() {
+				// Not require.NoError: its t.Helper() would cost more than
+				// a batch of plain spans.
+				if err := c.ConsumeTraces(ctx, bt.td); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bt.td.SpanCount()), "ns/span")
+		})
+	}
+}
+
 // BenchmarkFlush is the cost of one flush of the corpus' series.
 func BenchmarkFlush(b *testing.B) {
 	c := newTestConnector(b, defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())

@@ -456,3 +456,25 @@ func TestResourceDimensionsAndLongValues(t *testing.T) {
 	assert.Equal(t, 1.0, value(t, md, "ttft.requests", map[string]any{record.KeyModel: clipped}))
 	assert.True(t, utf8.ValidString(clipped))
 }
+
+// TestReleaseLeavesNothingOfTheBatch: the queue goes back to the pool with
+// every slot a batch filled cleared (they point into the batch), after a
+// batch of a few records and after one of more than a chunk.
+func TestReleaseLeavesNothingOfTheBatch(t *testing.T) {
+	c := newTestConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	for _, n := range []int{3, chunkRecords + 5, 1} {
+		p := c.takePending()
+		var st batchStats
+		c.deriver.Traces(corpus(n, 5, 7), func(res pcommon.Resource, span ptrace.Span, rec *record.Record) {
+			c.add(p, &st, rec, span.Attributes(), res.Attributes())
+		})
+		require.Equal(t, int64(n), st.records+int64(len(p.items)), "records derived")
+		c.release(p, &st)
+		assert.Equal(t, int64(n), st.records, "every record aggregated")
+		for i, it := range p.items[:cap(p.items)] {
+			assert.Zero(t, it, "slot %d after a batch of %d", i, n)
+		}
+		assert.Zero(t, p.used)
+	}
+}
