@@ -231,6 +231,18 @@ func (c *ttftConnector) release(p *pendingBatch, st *batchStats) {
 	c.pending.Put(p)
 }
 
+// warnDue says whether the warning of key is due now; one it holds back is
+// counted in st (logs_rate_limited). The caller builds the warning's fields
+// only when it is due: they escape to the logger, so building them for a
+// warning then dropped would cost every such batch an allocation.
+func (c *ttftConnector) warnDue(now time.Time, key string, st *batchStats) bool {
+	if c.limiter.Allow(now, key) {
+		return true
+	}
+	st.logsLimited++
+	return false
+}
+
 // ConsumeTraces aggregates the request records of a batch of spans.
 func (c *ttftConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	var st batchStats
@@ -273,13 +285,9 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	now := c.clock.Now()
-	if n := ds.Skipped[derive.ReasonUnstamped]; n > 0 {
-		if c.limiter.Allow(now, "unstamped") {
-			c.logger.Warn("stamped_only is set, but spans or log records that look like LLM calls arrive without a ttft.* record: put the genai_ttft processor in front of this connector on every pipeline that feeds it, or unset stamped_only",
-				zap.String("signal", signal), zap.Int64("sampled", n))
-		} else {
-			st.logsLimited++
-		}
+	if n := ds.Skipped[derive.ReasonUnstamped]; n > 0 && c.warnDue(now, "unstamped", st) {
+		c.logger.Warn("stamped_only is set, but spans or log records that look like LLM calls arrive without a ttft.* record: put the genai_ttft processor in front of this connector on every pipeline that feeds it, or unset stamped_only",
+			zap.String("signal", signal), zap.Int64("sampled", n))
 	}
 	st.skip("nested", ds.Nested)
 	var invalid int64
@@ -287,25 +295,17 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		st.invalid[why] += n
 		invalid += n
 	}
-	if invalid > 0 {
-		if c.limiter.Allow(now, "invalid_record") {
-			c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
-				zap.String("signal", signal), zap.Int64("count", invalid))
-		} else {
-			st.logsLimited++
-		}
+	if invalid > 0 && c.warnDue(now, "invalid_record", st) {
+		c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
+			zap.String("signal", signal), zap.Int64("count", invalid))
 	}
 	var overflowed int64
 	for _, n := range st.overflowed {
 		overflowed += n
 	}
-	if overflowed > 0 {
-		if c.limiter.Allow(now, "overflow") {
-			c.logger.Warn("aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
-				zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed))
-		} else {
-			st.logsLimited++
-		}
+	if overflowed > 0 && c.warnDue(now, "overflow", st) {
+		c.logger.Warn("aggregation_cardinality_limit reached: records go to the otel.metric.overflow series",
+			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed))
 	}
 	c.tel.report(ctx, signal, st)
 	if ds.Reread > 0 {

@@ -106,29 +106,17 @@ func (c *ttftConnector) finishMetrics(ctx context.Context, st *batchStats, hs *h
 	for _, r := range []string{skipInvalidBounds, skipInvalidBuckets, skipTooManyBuckets} {
 		bad += st.skipped.get(r)
 	}
-	if bad > 0 {
-		if c.limiter.Allow(now, "invalid_histogram") {
-			c.logger.Warn("Skipped TTFT histogram points with unusable buckets",
-				zap.Int64("points", bad))
-		} else {
-			st.logsLimited++
-		}
+	if bad > 0 && c.warnDue(now, "invalid_histogram", st) {
+		c.logger.Warn("Skipped TTFT histogram points with unusable buckets",
+			zap.Int64("points", bad))
 	}
-	if n := st.skipped.get(skipSourceSeriesLimit); n > 0 {
-		if c.limiter.Allow(now, "source_series_limit") {
-			c.logger.Warn("histograms::source_series_limit reached: points of new series are dropped",
-				zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n))
-		} else {
-			st.logsLimited++
-		}
+	if n := st.skipped.get(skipSourceSeriesLimit); n > 0 && c.warnDue(now, "source_series_limit", st) {
+		c.logger.Warn("histograms::source_series_limit reached: points of new series are dropped",
+			zap.Int("limit", c.cfg.Histograms.SourceSeriesLimit), zap.Int64("points", n))
 	}
-	if n := st.overflowed[kindWindows]; n > 0 {
-		if c.limiter.Allow(now, "histogram_overflow") {
-			c.logger.Warn("aggregation_cardinality_limit reached: histogram increments were not windowed",
-				zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("points", n))
-		} else {
-			st.logsLimited++
-		}
+	if n := st.overflowed[kindWindows]; n > 0 && c.warnDue(now, "histogram_overflow", st) {
+		c.logger.Warn("aggregation_cardinality_limit reached: histogram increments were not windowed",
+			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("points", n))
 	}
 	c.tel.report(ctx, "metrics", st)
 	c.tel.reportHistPoints(ctx, hs.points)
