@@ -254,7 +254,71 @@ func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 	in := inspector{r: r}
 	for k, v := range attrs.All() {
 		if len(k) > len(ttftPrefix) && k[:len(ttftPrefix)] == ttftPrefix {
-			in.key(k, v)
+			// The keys a record has many of are read here, in the loop:
+			// a call per key cost more than reading its value did. The
+			// rest, one or none a record, go to key.
+			var f *float64
+			var n *int64
+			var s *string
+			var b, has *bool
+			switch k {
+			case KeyTimeToFirstContent:
+				f, has = &r.TimeToFirstContent, &r.HasTimeToFirstContent
+			case KeyTimeToFirstChunk:
+				f, has = &r.TimeToFirstChunk, &r.HasTimeToFirstChunk
+			case KeyTimeToHeaders:
+				f, has = &r.TimeToHeaders, &r.HasTimeToHeaders
+			case KeyMaxChunkGap:
+				f, has = &r.MaxChunkGap, &r.HasMaxChunkGap
+			case KeyDuration:
+				f, has = &r.Duration, &r.HasDuration
+			case KeyContentChunks:
+				n, has = &r.ContentChunks, &r.HasContentChunks
+			case KeyPromptTokens:
+				n, has = &r.PromptTokens, &r.HasPromptTokens
+			case KeyCachedTokens:
+				n, has = &r.CachedTokens, &r.HasCachedTokens
+			case KeyOutputTokens:
+				n, has = &r.OutputTokens, &r.HasOutputTokens
+			case KeyPromptBand:
+				s = &r.PromptBand
+			case KeyObserver:
+				s = &r.Observer
+			case KeyRoute:
+				s = &r.Route
+			case KeySource:
+				s = &r.Source
+			case KeyStreamed:
+				b, has = &r.Streamed, &r.StreamedKnown
+			case KeyFailedOver:
+				b, has = &r.FailedOver, &r.FailedOverKnown
+			default:
+				in.key(k, v)
+				continue
+			}
+			switch {
+			case f != nil:
+				// What Write puts, a positive finite double, with one type
+				// assertion (Value.Double is 0 for any other type); anything
+				// else through readTime, with the same result.
+				if x := v.Double(); x > 0 && x <= math.MaxFloat64 {
+					*f, *has = x, true
+				} else if !readTime(v, f, has) {
+					in.fail(InvalidValue)
+				}
+			case n != nil:
+				// A positive int up to 2^53, what Write puts (float64 holds
+				// it exactly, so readCount's result is the same).
+				if x := v.Int(); x > 0 && x <= 1<<53 {
+					*n, *has = x, true
+				} else if !readCount(v, n, has) {
+					in.fail(InvalidValue)
+				}
+			case s != nil:
+				*s = strValue(v)
+			case v.Type() == pcommon.ValueTypeBool:
+				*b, *has = v.Bool(), true
+			}
 		} else if len(k) == len(KeyProvider) {
 			// The target keys, compared here with the constants (word
 			// compares, no call).
@@ -313,7 +377,9 @@ func (in *inspector) fail(why Invalid) {
 	}
 }
 
-// key reads one ttft.* attribute.
+// key reads a ttft.* attribute Inspect's loop does not: the outcome, the
+// clock, the attempts, the nested marker (one each a record, or none), and
+// any other key under ttft., which is no record key and is ignored.
 func (in *inspector) key(k string, v pcommon.Value) {
 	r := in.r
 	switch k {
@@ -326,42 +392,6 @@ func (in *inspector) key(k string, v pcommon.Value) {
 			return
 		}
 		r.Outcome = v.Str()
-	case KeyTimeToFirstContent:
-		if !readTime(v, &r.TimeToFirstContent, &r.HasTimeToFirstContent) {
-			in.fail(InvalidValue)
-		}
-	case KeyTimeToFirstChunk:
-		if !readTime(v, &r.TimeToFirstChunk, &r.HasTimeToFirstChunk) {
-			in.fail(InvalidValue)
-		}
-	case KeyTimeToHeaders:
-		if !readTime(v, &r.TimeToHeaders, &r.HasTimeToHeaders) {
-			in.fail(InvalidValue)
-		}
-	case KeyMaxChunkGap:
-		if !readTime(v, &r.MaxChunkGap, &r.HasMaxChunkGap) {
-			in.fail(InvalidValue)
-		}
-	case KeyDuration:
-		if !readTime(v, &r.Duration, &r.HasDuration) {
-			in.fail(InvalidValue)
-		}
-	case KeyContentChunks:
-		if !readCount(v, &r.ContentChunks, &r.HasContentChunks) {
-			in.fail(InvalidValue)
-		}
-	case KeyPromptTokens:
-		if !readCount(v, &r.PromptTokens, &r.HasPromptTokens) {
-			in.fail(InvalidValue)
-		}
-	case KeyCachedTokens:
-		if !readCount(v, &r.CachedTokens, &r.HasCachedTokens) {
-			in.fail(InvalidValue)
-		}
-	case KeyOutputTokens:
-		if !readCount(v, &r.OutputTokens, &r.HasOutputTokens) {
-			in.fail(InvalidValue)
-		}
 	case KeyAttempts:
 		var attempts int64
 		var has bool
@@ -371,16 +401,6 @@ func (in *inspector) key(k string, v pcommon.Value) {
 		if has {
 			r.Attempts = attempts
 		}
-	case KeyStreamed:
-		if v.Type() == pcommon.ValueTypeBool {
-			r.Streamed, r.StreamedKnown = v.Bool(), true
-		}
-	case KeyFailedOver:
-		if v.Type() == pcommon.ValueTypeBool {
-			r.FailedOver, r.FailedOverKnown = v.Bool(), true
-		}
-	case KeyPromptBand:
-		r.PromptBand = strValue(v)
 	case KeyMeasuredAt:
 		r.MeasuredAt = strValue(v)
 		switch r.MeasuredAt {
@@ -388,12 +408,6 @@ func (in *inspector) key(k string, v pcommon.Value) {
 		default:
 			in.fail(InvalidMeasuredAt)
 		}
-	case KeyObserver:
-		r.Observer = strValue(v)
-	case KeyRoute:
-		r.Route = strValue(v)
-	case KeySource:
-		r.Source = strValue(v)
 	}
 }
 

@@ -2,6 +2,7 @@ package record
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -340,5 +341,121 @@ func FuzzReadNumbersFastPathsAgree(f *testing.F) {
 	f.Fuzz(func(t *testing.T, d float64, i int64) {
 		checkReadsAlike(t, pcommon.NewValueDouble(d))
 		checkReadsAlike(t, pcommon.NewValueInt(i))
+	})
+}
+
+// oracleKey is how Inspect read a ttft.* key before its loop read the
+// common ones itself: every key through one switch, every number through
+// readTime or readCount. FuzzInspectAgreesWithOracle holds Inspect to it.
+func oracleKey(in *inspector, k string, v pcommon.Value) {
+	r := in.r
+	readT := func(dst *float64, has *bool) {
+		if !readTime(v, dst, has) {
+			in.fail(InvalidValue)
+		}
+	}
+	readC := func(dst *int64, has *bool) {
+		if !readCount(v, dst, has) {
+			in.fail(InvalidValue)
+		}
+	}
+	switch k {
+	case KeyTimeToFirstContent:
+		readT(&r.TimeToFirstContent, &r.HasTimeToFirstContent)
+	case KeyTimeToFirstChunk:
+		readT(&r.TimeToFirstChunk, &r.HasTimeToFirstChunk)
+	case KeyTimeToHeaders:
+		readT(&r.TimeToHeaders, &r.HasTimeToHeaders)
+	case KeyMaxChunkGap:
+		readT(&r.MaxChunkGap, &r.HasMaxChunkGap)
+	case KeyDuration:
+		readT(&r.Duration, &r.HasDuration)
+	case KeyContentChunks:
+		readC(&r.ContentChunks, &r.HasContentChunks)
+	case KeyPromptTokens:
+		readC(&r.PromptTokens, &r.HasPromptTokens)
+	case KeyCachedTokens:
+		readC(&r.CachedTokens, &r.HasCachedTokens)
+	case KeyOutputTokens:
+		readC(&r.OutputTokens, &r.HasOutputTokens)
+	case KeyStreamed:
+		if v.Type() == pcommon.ValueTypeBool {
+			r.Streamed, r.StreamedKnown = v.Bool(), true
+		}
+	case KeyFailedOver:
+		if v.Type() == pcommon.ValueTypeBool {
+			r.FailedOver, r.FailedOverKnown = v.Bool(), true
+		}
+	case KeyPromptBand:
+		r.PromptBand = strValue(v)
+	case KeyObserver:
+		r.Observer = strValue(v)
+	case KeyRoute:
+		r.Route = strValue(v)
+	case KeySource:
+		r.Source = strValue(v)
+	default:
+		in.key(k, v)
+	}
+}
+
+func oracleInspect(attrs pcommon.Map, r *Record) (State, Invalid) {
+	*r = Record{Attempts: 1}
+	in := inspector{r: r}
+	for k, v := range attrs.All() {
+		switch {
+		case strings.HasPrefix(k, ttftPrefix) && len(k) > len(ttftPrefix):
+			oracleKey(&in, k, v)
+		case k == KeyProvider:
+			r.Provider = v.Str()
+		case k == KeyModel:
+			r.Model = v.Str()
+		}
+	}
+	switch {
+	case in.nested:
+		return StateNested, Valid
+	case !in.hasOutcome:
+		return StateNone, Valid
+	case in.bad != Valid:
+		return StateInvalid, in.bad
+	}
+	return StateStamped, Valid
+}
+
+// FuzzInspectAgreesWithOracle: any mix of record keys and others, with
+// values of any type, reads as oracleInspect reads it.
+func FuzzInspectAgreesWithOracle(f *testing.F) {
+	f.Add([]byte{0, 6, 64 + 5, 128 + 1, 192 + 15}, "complete", int64(3), 0.25)
+	f.Add([]byte{6, 6, 64 + 6, 128 + 4, 128 + 4}, "first_chunk", int64(-1), -1.0)
+	f.Add([]byte{9, 64 + 8, 128 + 8, 7, 13}, "client", int64(1<<53+1), math.Inf(1))
+	f.Add([]byte{18, 19, 20, 21, 22, 23}, "", int64(0), math.NaN())
+	keys := []string{
+		KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,
+		KeyContentChunks, KeyOutcome, KeyPromptBand, KeyAttempts, KeyMeasuredAt, KeyObserver, KeyRoute,
+		KeyPromptTokens, KeyCachedTokens, KeyOutputTokens, KeyStreamed, KeySource, KeyFailedOver,
+		KeyNestedIn, KeyProvider, KeyModel, "ttft.outcomes", "ttft.", "ttft.duratio", "db.statement",
+	}
+	f.Fuzz(func(t *testing.T, picks []byte, s string, i int64, d float64) {
+		m := pcommon.NewMap()
+		for n, p := range picks {
+			k := keys[int(p)%len(keys)]
+			switch p / 64 {
+			case 0:
+				m.PutStr(k, s)
+			case 1:
+				m.PutInt(k, i+int64(n))
+			case 2:
+				m.PutDouble(k, d*float64(n+1))
+			default:
+				m.PutBool(k, n%2 == 0)
+			}
+		}
+		var got, want Record
+		gotState, gotWhy := Inspect(m, &got)
+		wantState, wantWhy := oracleInspect(m, &want)
+		if gotState != wantState || gotWhy != wantWhy || got != want {
+			t.Fatalf("Inspect = %v %v %+v, oracle %v %v %+v on %v", gotState, gotWhy, got, wantState, wantWhy, want, m.AsRaw())
+		}
 	})
 }
