@@ -330,6 +330,12 @@ func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 			}
 		}
 	}
+	return in.state()
+}
+
+// state is what the keys read say: a nested marker, no record, an unusable
+// record (and why) or a record.
+func (in *inspector) state() (State, Invalid) {
 	switch {
 	case in.nested:
 		return StateNested, Valid

@@ -412,15 +412,7 @@ func oracleInspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 			r.Model = v.Str()
 		}
 	}
-	switch {
-	case in.nested:
-		return StateNested, Valid
-	case !in.hasOutcome:
-		return StateNone, Valid
-	case in.bad != Valid:
-		return StateInvalid, in.bad
-	}
-	return StateStamped, Valid
+	return in.state()
 }
 
 // FuzzInspectAgreesWithOracle: any mix of record keys and others, with
