@@ -458,8 +458,10 @@ func (e *evidence) setPrompt(i int, v pcommon.Value) {
 }
 
 func (e *evidence) setStr(dst *string, v pcommon.Value) {
-	if v.Type() == pcommon.ValueTypeStr {
-		*dst = v.Str()
+	// A non-empty string with one type assertion (Value.Str is "" for any
+	// other type); an empty one still replaces what was there.
+	if s := v.Str(); s != "" || v.Type() == pcommon.ValueTypeStr {
+		*dst = s
 	}
 }
 
@@ -522,7 +524,7 @@ func (e *evidence) oneFinish(s string) {
 	}
 	e.hasFinish = true
 	switch {
-	case strings.EqualFold(s, "error"):
+	case len(s) == len("error") && strings.EqualFold(s, "error"): // only ASCII folds to these letters
 		e.finishError = true
 	case containsFold(s, "abandon"):
 		e.finishAbandon = true

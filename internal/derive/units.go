@@ -122,6 +122,11 @@ const maxCount = 1 << 40
 // count reads a token count; ok is false for non-numbers, NaN, negatives
 // and values no real request reaches.
 func count(v pcommon.Value) (int64, bool) {
+	// A positive int, what producers write, with one type assertion
+	// (Value.Int is 0 for any other type).
+	if n := v.Int(); n > 0 && n < maxCount {
+		return n, true
+	}
 	if v.Type() == pcommon.ValueTypeInt {
 		n := v.Int()
 		return n, n >= 0 && n < maxCount
