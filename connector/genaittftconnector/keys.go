@@ -2,6 +2,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"encoding/binary"
+	"strings"
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -87,6 +88,8 @@ func dimValues(dims []dimension, rec *record.Record, attrs pcommon.Map, res *res
 const maxDimValueLen = 256
 
 // clipValue cuts v to at most maxDimValueLen bytes, at a UTF-8 boundary.
+// What it cuts is a copy: a piece of v would keep all of v alive in every
+// series, key and window that holds the value.
 func clipValue(v string) string {
 	if len(v) <= maxDimValueLen {
 		return v
@@ -95,7 +98,7 @@ func clipValue(v string) string {
 	for n > 0 && !utf8.RuneStart(v[n]) {
 		n--
 	}
-	return v[:n]
+	return strings.Clone(v[:n])
 }
 
 // resourceDims holds the resource-level value of each dimension for the
