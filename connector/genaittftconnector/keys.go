@@ -1,6 +1,7 @@
 package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"strings"
 	"unicode/utf8"
@@ -164,6 +165,23 @@ func (k *keyBuilder) str(s string) {
 	}
 	k.buf = binary.AppendUvarint(k.buf, uint64(len(s)))
 	k.buf = append(k.buf, s...)
+}
+
+// maxKeyLen bounds a key a series keeps (bytes).
+const maxKeyLen = 512
+
+// bound replaces a key longer than maxKeyLen with a 0xff byte and its
+// SHA-256: a source series' key holds every label of its point, and a
+// series limit alone would not bound memory against huge labels. A kept
+// key is never 33 bytes with a first byte of 0xff (that is a name of 128
+// bytes or more, in a key of 130 or more), so a digest meets no kept key,
+// and two digests meet only where SHA-256 collides.
+func (k *keyBuilder) bound() {
+	if len(k.buf) <= maxKeyLen {
+		return
+	}
+	sum := sha256.Sum256(k.buf)
+	k.buf = append(append(k.buf[:0], 0xff), sum[:]...)
 }
 
 func (k *keyBuilder) flag(b bool) {

@@ -193,6 +193,7 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	h.key.str(name)
 	h.key.str(resKey)
 	h.key.str(sortedAttrs(attrs, &h.pairs))
+	h.key.bound()
 	if flags.NoRecordedValue() {
 		// A staleness marker: the series is gone; a return starts afresh.
 		if _, ok := h.sources[string(h.key.buf)]; ok {

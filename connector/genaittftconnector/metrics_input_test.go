@@ -2,12 +2,14 @@ package genaittftconnector
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -397,4 +399,33 @@ func TestExponentialHistogramOverOTLP(t *testing.T) {
 func cfgPolicyFirstChunk() recommend.Policy {
 	return recommend.Policy{Name: "chunk_cutoff", Signal: recommend.SignalTimeToFirstToken, Quantile: 0.99, Headroom: 1.25,
 		RoundTo: 100 * time.Millisecond, MeasuredAt: []string{record.MeasuredAtFirstChunk}}
+}
+
+// A source series keeps a key of bounded size whatever its labels: a label
+// of 64 KiB, different on each of 50 series, leaves keys of 33 bytes, and
+// each series' second point still counts as its increment over the first.
+func TestHistogramSourceKeysAreBounded(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	clock := clockwork.NewFakeClockAt(testStart)
+	c, sink := newMetricsConnector(t, defaultConfig(), clock, tel)
+	ctx := context.Background()
+	const series = 50
+	big := func(i int) map[string]string {
+		return map[string]string{"pod": fmt.Sprintf("%d-%s", i, strings.Repeat("p", 64<<10))}
+	}
+	t0 := testStart.Add(-time.Hour)
+	for _, n := range []uint64{10, 15} {
+		for i := range series {
+			require.NoError(t, c.ConsumeMetrics(ctx, histMetrics(hp{model: "m", start: t0, ts: clock.Now(),
+				counts: counts17(7, n), extraLabels: big(i)})))
+		}
+		clock.Advance(15 * time.Second)
+	}
+	md := flushNow(t, c, sink)
+	assert.Equal(t, float64(5*series), windowSamples(t, md, "m"), "each series' increment, 15 − 10")
+	require.Len(t, c.agg.hin.sources, series)
+	for k := range c.agg.hin.sources {
+		assert.Len(t, k, 1+sha256.Size)
+	}
 }
