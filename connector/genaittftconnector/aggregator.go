@@ -213,9 +213,10 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 
 // histCode codes rec's outcome, measured_at, observer and failed-over in
 // one byte of the histogram series' key: four strings' appends fewer a
-// record (docs/performance.md). A value outside their sets (Validate
-// rejects those before aggregation) reports false, and the key then holds
-// the four as they are: at least four bytes after the band, where a code is
+// record (docs/performance.md). A value outside their sets reports false
+// (a record read back is validated first, and derivation writes only their
+// values, so only tests have one), and the key then holds the four as they
+// are: at least four bytes after the band, where a code is
 // one, so the two forms never meet.
 func histCode(rec *record.Record, failedOver bool) (code byte, ok bool) {
 	switch rec.Outcome {
