@@ -216,8 +216,8 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 // record (docs/performance.md). A value outside their sets reports false
 // (a record read back is validated first, and derivation writes only their
 // values, so only tests have one), and the key then holds the four as they
-// are: at least four bytes after the band, where a code is
-// one, so the two forms never meet.
+// are: at least four bytes after the band, where a code is one, so the two
+// forms never meet.
 func histCode(rec *record.Record, failedOver bool) (code byte, ok bool) {
 	switch rec.Outcome {
 	case record.OutcomeComplete:
