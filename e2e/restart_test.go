@@ -288,8 +288,8 @@ func runRestarts(t *testing.T, sig syscall.Signal, rows int, appendRows func(pat
 		target := i * rows / 6
 		watch := newSinkWatch()
 		waitFor(t, col, 2*time.Minute, fmt.Sprintf("run %d to deliver rows", i), func() error {
-			rows, _, _ := sink.state()
-			idle := watch.idle(rows)
+			got, _, _ := sink.state()
+			idle := watch.idle(got)
 			_, n, _ := sink.totals()
 			if n >= target {
 				return nil
