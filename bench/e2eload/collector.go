@@ -49,6 +49,10 @@ const ttftConnector = `  genai_ttft:
     flush_interval: 15s
 `
 
+// skipPlainScope is the derive::skip_scopes of (bs): the scope of the
+// plain spans (corpus.go), which holds no LLM call.
+const skipPlainScope = "      skip_scopes: [go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp]\n"
+
 const promExporter = `  prometheus:
     endpoint: 127.0.0.1:%[3]d
 `
@@ -148,7 +152,8 @@ var BaselineB = Pipeline{
 // connector alone (which then derives every call itself), and (b) with a
 // connector that scans every span for calls as if no processor were in
 // front (no stamped_only). Beside (a) and (b) they show which component
-// adds what (-pipelines a,b,bp,bk,bd).
+// adds what (-pipelines a,b,bp,bk,bd). And (b) with the plain spans' scope
+// in derive::skip_scopes of both components (bs).
 var Splits = []Pipeline{
 	{
 		Name:        "bp",
@@ -176,6 +181,14 @@ var Splits = []Pipeline{
 `,
 	},
 	{
+		Name:        "bs",
+		Description: "as (b), both components with derive::skip_scopes naming the plain spans' instrumentation scope",
+		processors:  strings.Replace(ttftProcessor, "      route_attribute: ttft.route\n", "      route_attribute: ttft.route\n"+skipPlainScope, 1),
+		connectors:  strings.Replace(ttftConnector, "      route_attribute: ttft.route\n", "      route_attribute: ttft.route\n"+skipPlainScope, 1) + "    stamped_only: true\n",
+		exporters:   promExporter,
+		pipelines:   Pipelines[1].pipelines,
+	},
+	{
 		Name:        "bd",
 		Description: "as (b), the connector without stamped_only (it scans every span for calls)",
 		processors:  ttftProcessor,
@@ -198,7 +211,7 @@ func PipelineByName(name string) (Pipeline, error) {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk, bd)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk, bs, bd)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares

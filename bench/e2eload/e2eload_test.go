@@ -161,8 +161,8 @@ func TestBaselinePipeline(t *testing.T) {
 }
 
 // TestSmoke runs the harness itself, tiny, against the built distribution so
-// it cannot rot: pipeline (a) alone, then (a) and (b), whose configuration
-// uses our components' keys, side by side. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.
+// it cannot rot: pipeline (a) alone, then (a), (b) and (bs), whose
+// configurations use our components' keys, side by side. make test sets TTFT_E2E=1 and OTELCOL_TTFT_BIN.
 func TestSmoke(t *testing.T) {
 	if os.Getenv("TTFT_E2E") != "1" {
 		t.Skip("end-to-end smoke run: set TTFT_E2E=1 (make test does)")
@@ -184,10 +184,12 @@ func TestSmoke(t *testing.T) {
 
 	b, err := PipelineByName("b")
 	require.NoError(t, err)
-	rs, err := RunTogether(context.Background(), []Pipeline{a, b}, Mixes[1], opts)
-	require.NoError(t, err, "pipelines a and b side by side")
-	require.Len(t, rs, 2)
-	for i, name := range []string{"a", "b"} {
+	bs, err := PipelineByName("bs")
+	require.NoError(t, err)
+	rs, err := RunTogether(context.Background(), []Pipeline{a, b, bs}, Mixes[1], opts)
+	require.NoError(t, err, "pipelines a, b and bs side by side")
+	require.Len(t, rs, 3)
+	for i, name := range []string{"a", "b", "bs"} {
 		assert.Equal(t, name, rs[i].Pipeline)
 		assert.Equal(t, 3000, rs[i].Spans)
 		assert.Equal(t, 150, rs[i].GenAI)
@@ -198,10 +200,16 @@ func TestSmoke(t *testing.T) {
 func TestPipelinesAccountForTheirOwnComponents(t *testing.T) {
 	for name, want := range map[string][2]bool{
 		"a": {false, false}, "b": {true, true}, "c": {true, false}, "a2": {false, false},
-		"b0": {true, true}, "bp": {true, false}, "bk": {false, true}, "bd": {true, true},
+		"b0": {true, true}, "bp": {true, false}, "bk": {false, true}, "bd": {true, true}, "bs": {true, true},
 	} {
 		p, err := PipelineByName(name)
 		require.NoError(t, err)
 		assert.Equal(t, want, [2]bool{p.runsOurProcessor(), p.runsOurConnector()}, name)
 	}
+	// (bs) is (b) with the plain spans' scope skipped by both components.
+	bs, err := PipelineByName("bs")
+	require.NoError(t, err)
+	cfg := configFor(bs, 1, 2, 3)
+	assert.Equal(t, 2, strings.Count(cfg, skipPlainScope), cfg)
+	assert.Equal(t, configFor(Pipelines[1], 1, 2, 3), strings.ReplaceAll(cfg, skipPlainScope, ""))
 }

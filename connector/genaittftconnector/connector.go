@@ -281,7 +281,7 @@ func (c *ttftConnector) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *derive.Stats, st *batchStats) {
 	// Reasons that still produce a record (not streamed, no evidence, ...)
 	// were counted by observe, or aggregated; only those without one count here.
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonSpanLog, derive.ReasonUnstamped} {
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonSpanLog, derive.ReasonUnstamped, derive.ReasonScopeSkipped} {
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	now := c.clock.Now()

@@ -119,3 +119,30 @@ func TestStampedOnlyCountsAndWarnsAboutUnstampedCalls(t *testing.T) {
 	assert.Error(t, err, "no record aggregated")
 	assert.Equal(t, 1, logs.FilterMessageSnippet("stamped_only is set").Len(), "later warnings are rate-limited")
 }
+
+// derive::skip_scopes in the connector: under stamped_only, spans of a
+// skipped scope are not tested for a record, so a record stamped on one
+// (here by a processor without the option) is not aggregated; the other
+// scope's records are, and the skipped spans are counted by reason.
+func TestSkipScopesUnderStampedOnly(t *testing.T) {
+	td := derivetest.PlainSpans(40)
+	calls := derivetest.ChunkedSpans(6, 5, 2)
+	calls.ResourceSpans().At(0).ScopeSpans().At(0).CopyTo(td.ResourceSpans().At(0).ScopeSpans().AppendEmpty())
+	hidden := td.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+	calls.ResourceSpans().At(0).ScopeSpans().At(0).CopyTo(hidden)
+	hidden.Scope().SetName("acme.http")
+	stamped := stampedByProcessor(t, td)
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	cfg := defaultConfig()
+	cfg.StampedOnly = true
+	cfg.Derive.SkipScopes = []string{"acme.http", "go.opentelemetry.io/contrib/instrumentation/"}
+	require.NoError(t, cfg.Validate())
+	c := newTestConnectorWith(t, testSettings(tel), cfg, clockwork.NewFakeClockAt(testStart), new(consumertest.MetricsSink))
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	require.NoError(t, c.ConsumeTraces(context.Background(), stamped))
+
+	assert.Equal(t, map[string]int64{"scope_skipped": 46}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
+	assert.Equal(t, map[string]int64{"traces": 6}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records", "signal"))
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
 )
@@ -36,6 +37,13 @@ type Config struct {
 	// Rows adds rows to the producer table; a row for the same producer and
 	// key as a built-in one replaces it.
 	Rows []Row `mapstructure:"rows"`
+	// SkipScopes lists instrumentation scope name prefixes whose spans and
+	// log records are never read: they pass untouched and are counted as
+	// skipped (reason scope_skipped). It is for scopes that hold no LLM call
+	// (HTTP, database, RPC instrumentation): their spans then cost one
+	// comparison a scope, not a pass over each span's attributes
+	// (docs/architecture.md, "Scopes that hold no calls").
+	SkipScopes []string `mapstructure:"skip_scopes"`
 }
 
 // Producer identifies an instrumentation scope by name prefix.
@@ -100,12 +108,53 @@ func (c *Config) Check() error {
 			errs = append(errs, fmt.Errorf("derive::producers[%d] (%s): give scope_prefixes, scope_names, scope_contains or service_names, or it matches nothing", i, p.Name))
 		}
 	}
+	errs = append(errs, c.checkSkipScopes()...)
 	if len(errs) == 0 {
 		if _, err := c.table(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// maxSkipScopes bounds derive::skip_scopes: each scope of a batch is
+// compared with every prefix.
+const maxSkipScopes = 256
+
+// checkSkipScopes refuses a skip_scopes prefix that is empty (it would skip
+// every span) or that would skip the scopes of a producer, built-in or
+// configured by name or prefix: those scopes hold LLM calls.
+func (c *Config) checkSkipScopes() []error {
+	var errs []error
+	if n := len(c.SkipScopes); n > maxSkipScopes {
+		errs = append(errs, fmt.Errorf("derive::skip_scopes: at most %d prefixes, got %d", maxSkipScopes, n))
+	}
+	prods := append(DefaultProducers(), c.Producers...)
+	for i, p := range c.SkipScopes {
+		if p == "" {
+			errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] is empty: it would skip every span; remove it", i))
+			continue
+		}
+		for _, m := range prods {
+			for _, scope := range append(append([]string(nil), m.ScopePrefixes...), m.ScopeNames...) {
+				if strings.HasPrefix(scope, p) {
+					errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] %q would skip scope %q of producer %s, which holds LLM calls: use a longer prefix, or remove it", i, p, scope, m.Name))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// skipsScope says whether a scope of this name is one derive::skip_scopes
+// names.
+func (c *Config) skipsScope(name string) bool {
+	for _, p := range c.SkipScopes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // table builds the producer table: the built-in producers and rows, then

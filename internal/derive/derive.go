@@ -37,6 +37,9 @@ const (
 	// record stamped upstream (no record). Only one in unstampedSample of
 	// the spans and log records without a record is looked at.
 	ReasonUnstamped
+	// ReasonScopeSkipped: a span or log record of a scope that
+	// derive::skip_scopes names, not read at all (no record).
+	ReasonScopeSkipped
 
 	// NumReasons is the number of reasons (for arrays indexed by Reason).
 	NumReasons
@@ -44,6 +47,7 @@ const (
 
 var reasonNames = [NumReasons]string{
 	"not_genai", "not_streamed", "no_evidence", "invalid_timing", "invalid_record", "span_log", "unstamped",
+	"scope_skipped",
 }
 
 // String returns the reason as it appears in telemetry.
@@ -68,8 +72,8 @@ type Stats struct {
 	// including spans already marked ttft.nested_in upstream.
 	Nested int64
 	// Skipped counts spans/log records without a TTFT, by reason. Only
-	// ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog and
-	// ReasonUnstamped mean no record was produced; the others still get a
+	// ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog, ReasonUnstamped
+	// and ReasonScopeSkipped mean no record was produced; the others still get a
 	// record (outcome, band, duration).
 	Skipped [NumReasons]int64
 	// ChunkEvents counts per-chunk span events read.

@@ -57,8 +57,14 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 		sls := rl.ScopeLogs()
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
-			si := d.scopeInfo(sl.Scope(), &resNames)
 			lrs := sl.LogRecords()
+			if len(d.cfg.SkipScopes) != 0 && d.cfg.skipsScope(sl.Scope().Name()) {
+				n := int64(lrs.Len())
+				st.Examined += n
+				st.Skipped[ReasonScopeSkipped] += n
+				continue
+			}
+			si := d.scopeInfo(sl.Scope(), &resNames)
 			for k := 0; k < lrs.Len(); k++ {
 				lr := lrs.At(k)
 				st.Examined++

@@ -241,6 +241,13 @@ func TestConfiguredRowAddsProducer(t *testing.T) {
 		{func(c *Config) { c.Rows = []Row{{Producer: "nobody", Key: "k", Meaning: "first_content"}} }, `producer "nobody" is not defined`},
 		{func(c *Config) { c.Rows = []Row{{Key: "k", Meaning: "chunk_event"}} }, "is for events (event: true)"},
 		{func(c *Config) { c.Producers = []ProducerMatch{{Name: "x"}} }, "matches nothing"},
+		{func(c *Config) { c.SkipScopes = []string{"io.opentelemetry.http", ""} }, "derive::skip_scopes[1] is empty"},
+		{func(c *Config) { c.SkipScopes = []string{"lite"} }, `derive::skip_scopes[0] "lite" would skip scope "litellm" of producer`},
+		{func(c *Config) {
+			c.Producers = []ProducerMatch{{Name: "mine", ScopeNames: []string{"acme.llm"}}}
+			c.SkipScopes = []string{"acme."}
+		}, `would skip scope "acme.llm" of producer mine`},
+		{func(c *Config) { c.SkipScopes = make([]string, 257) }, "derive::skip_scopes: at most 256"},
 	} {
 		c := DefaultConfig()
 		bad.cfg(&c)

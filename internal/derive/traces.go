@@ -270,9 +270,15 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		sss := rs.ScopeSpans()
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
+			spans := ss.Spans()
+			if len(d.cfg.SkipScopes) != 0 && d.cfg.skipsScope(ss.Scope().Name()) {
+				n := int64(spans.Len())
+				st.Examined += n
+				st.Skipped[ReasonScopeSkipped] += n
+				continue
+			}
 			var si scopeInfo
 			siReady := false
-			spans := ss.Spans()
 			for k := 0; k < spans.Len(); k++ {
 				span := spans.At(k)
 				st.Examined++

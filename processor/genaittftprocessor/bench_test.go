@@ -324,7 +324,19 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 // benchProcessor is the genai_ttft processor with the default
 // configuration, passing its batches to a consumer that keeps none.
 func benchProcessor(b *testing.B) processor.Traces {
-	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), createDefaultConfig(), consumertest.NewNop())
+	return benchProcessorWith(b, createDefaultConfig())
+}
+
+// benchSkipping is benchProcessor with derive::skip_scopes naming the
+// plain spans' scope.
+func benchSkipping(b *testing.B) processor.Traces {
+	cfg := createDefaultConfig()
+	cfg.Derive.SkipScopes = []string{"go.opentelemetry.io/contrib/instrumentation/net/http/"}
+	return benchProcessorWith(b, cfg)
+}
+
+func benchProcessorWith(b *testing.B, cfg *Config) processor.Traces {
+	p, err := NewFactory().CreateTraces(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -376,6 +388,28 @@ func BenchmarkPlainProcessor(b *testing.B) {
 	})
 }
 
+// BenchmarkPlainProcessorSkipScopes is BenchmarkPlainProcessor with the
+// plain spans' scope in derive::skip_scopes: one comparison for the scope,
+// none of its spans read. A batch takes ~1% of the time of the copy the
+// other benchmarks make outside the timer, so b.N would grow to ~100 times
+// theirs, each with its copy; the spans pass unchanged (checked after), so
+// every iteration gets the same batch instead.
+func BenchmarkPlainProcessorSkipScopes(b *testing.B) {
+	p := benchSkipping(b)
+	ctx := context.Background()
+	td := plainSpans()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.ConsumeTraces(ctx, td); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSpans, "ns/span")
+	if err := ptracetest.CompareTraces(plainSpans(), td); err != nil {
+		b.Fatalf("a skipped batch changed: %v", err)
+	}
+}
+
 // plainRequest is the OTLP protobuf request of n plain spans.
 func plainRequest(b *testing.B, n int) []byte {
 	var m ptrace.ProtoMarshaler
@@ -386,8 +420,8 @@ func plainRequest(b *testing.B, n int) []byte {
 	return buf
 }
 
-// BenchmarkDecodedPlain is BenchmarkPlainWalk and BenchmarkPlainProcessor
-// on spans as a receiver hands them on: batches of 8,192 plain spans
+// BenchmarkDecodedPlain is BenchmarkPlainWalk, BenchmarkPlainProcessor and
+// BenchmarkPlainProcessorSkipScopes on spans as a receiver hands them on: batches of 8,192 plain spans
 // decoded from OTLP protobuf, so every span, attribute array and key is its
 // own allocation, laid out in memory by the decoder. The copies of the
 // other benchmarks are made by CopyTo into one reused batch of 1,000 that
@@ -408,7 +442,7 @@ func BenchmarkDecodedPlain(b *testing.B) {
 		}
 		pool[i] = td
 	}
-	p := benchProcessor(b)
+	p, skip := benchProcessor(b), benchSkipping(b)
 	ctx := context.Background()
 	var sink int
 	for _, bc := range []struct {
@@ -418,6 +452,11 @@ func BenchmarkDecodedPlain(b *testing.B) {
 		{"walk", func(td ptrace.Traces) { sink += walk(td, nil) }},
 		{"processor", func(td ptrace.Traces) {
 			if err := p.ConsumeTraces(ctx, td); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"processor_skip_scopes", func(td ptrace.Traces) {
+			if err := skip.ConsumeTraces(ctx, td); err != nil {
 				b.Fatal(err)
 			}
 		}},

@@ -34,6 +34,7 @@ func TestLoadConfig(t *testing.T) {
 		MaxDurationSeconds:    86400,
 		MaxChunkGapSeconds:    3600,
 		ContentExactProducers: []derive.Producer{{ScopePrefix: "acme.llm", Attribute: "acme.ttfc_ms", Unit: "ms"}},
+		SkipScopes:            []string{"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "io.opentelemetry.jdbc"},
 	}
 	custom.DropChunkEvents = true
 	custom.SkippedLogInterval = 10 * time.Second
@@ -47,6 +48,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: custom},
 		{id: component.NewIDWithName(metadata.Type, "bad_bands"), wantErr: []string{"prompt_bands", "strictly increasing", "[2000, 16000, 64000]"}},
 		{id: component.NewIDWithName(metadata.Type, "bad_producer"), wantErr: []string{"content_exact_producers[0]", "unit", "s, ms or ns"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_skip_scopes"), wantErr: []string{"derive::skip_scopes[1]", `"@ai-sdk" would skip scope "@ai-sdk/otel"`, "holds LLM calls", "longer prefix"}},
 		{id: component.NewIDWithName(metadata.Type, "bad_interval"), wantErr: []string{"skipped_log_interval", ">= 0"}},
 	}
 	for _, tt := range tests {
