@@ -22,6 +22,7 @@ func TestLoadConfig(t *testing.T) {
 	full := defaultConfig()
 	full.Derive.PromptBands = []int64{4000, 32000}
 	full.Derive.RouteAttribute = "llm.route"
+	full.Derive.SkipScopes = []string{"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"}
 	full.StampedOnly = true
 	full.Dimensions = []string{"gen_ai.provider.name", "gen_ai.request.model", "ttft.route", "deployment.environment.name"}
 	full.FlushInterval = 30 * time.Second
@@ -102,6 +103,7 @@ func TestValidateRejects(t *testing.T) {
 		{"slices shorter than a second", func(c *Config) { c.Window = 10 * time.Second; c.WindowSlices = 20 }, "window / window_slices must be at least 1s"},
 		{"margin policy on another signal", func(c *Config) { c.Deadlines.Policy = "idle" }, `deadlines::policy "idle" has signal "max_chunk_gap"`},
 		{"bad prompt bands", func(c *Config) { c.Derive.PromptBands = []int64{16000, 2000} }, "prompt_bands must be strictly increasing"},
+		{"skip_scopes over a producer", func(c *Config) { c.Derive.SkipScopes = []string{"bifrost"} }, `derive::skip_scopes[0] "bifrost" would skip scope "bifrost" of producer`},
 		{"NaN quantile", func(c *Config) { c.Quantiles = []float64{nan()} }, "quantiles[0] = NaN must be in (0, 1)"},
 		{"huge histogram", func(c *Config) { c.ExponentialHistogramMaxSize = 20000 }, "exponential_histogram_max_size"},
 	}
