@@ -146,17 +146,6 @@ func (c *Config) checkSkipScopes() []error {
 	return errs
 }
 
-// skipsScope says whether a scope of this name is one derive::skip_scopes
-// names.
-func (c *Config) skipsScope(name string) bool {
-	for _, p := range c.SkipScopes {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
 // table builds the producer table: the built-in producers and rows, then
 // content_exact_producers, then the configured producers and rows.
 func (c *Config) table() (*rowTable, error) {

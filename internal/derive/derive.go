@@ -6,8 +6,11 @@
 package derive // import "github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -209,6 +212,24 @@ func (d *Deriver) Config() Config { return d.cfg }
 
 // Bands returns the prompt bands in use.
 func (d *Deriver) Bands() *band.Bands { return d.bands }
+
+// skipScope says whether derive::skip_scopes names scope; if it does, the
+// scope's n spans or log records are counted as examined and skipped
+// (ReasonScopeSkipped), none of them read.
+func (d *Deriver) skipScope(scope pcommon.InstrumentationScope, n int, st *Stats) bool {
+	if len(d.cfg.SkipScopes) == 0 {
+		return false
+	}
+	name := scope.Name()
+	for _, p := range d.cfg.SkipScopes {
+		if strings.HasPrefix(name, p) {
+			st.Examined += int64(n)
+			st.Skipped[ReasonScopeSkipped] += int64(n)
+			return true
+		}
+	}
+	return false
+}
 
 // IsChunkEvent reports whether a span event of this name is a per-chunk
 // event (docs/architecture.md §4): the events that drop_chunk_events removes.

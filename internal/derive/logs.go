@@ -58,10 +58,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 		for j := 0; j < sls.Len(); j++ {
 			sl := sls.At(j)
 			lrs := sl.LogRecords()
-			if len(d.cfg.SkipScopes) != 0 && d.cfg.skipsScope(sl.Scope().Name()) {
-				n := int64(lrs.Len())
-				st.Examined += n
-				st.Skipped[ReasonScopeSkipped] += n
+			if d.skipScope(sl.Scope(), lrs.Len(), &st) {
 				continue
 			}
 			si := d.scopeInfo(sl.Scope(), &resNames)

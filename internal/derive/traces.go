@@ -271,10 +271,7 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 		for j := 0; j < sss.Len(); j++ {
 			ss := sss.At(j)
 			spans := ss.Spans()
-			if len(d.cfg.SkipScopes) != 0 && d.cfg.skipsScope(ss.Scope().Name()) {
-				n := int64(spans.Len())
-				st.Examined += n
-				st.Skipped[ReasonScopeSkipped] += n
+			if d.skipScope(ss.Scope(), spans.Len(), &st) {
 				continue
 			}
 			var si scopeInfo
