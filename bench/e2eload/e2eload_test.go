@@ -158,6 +158,18 @@ func TestBaselinePipeline(t *testing.T) {
 	assert.Contains(t, s, "95/5  b/a    1.025")
 	assert.Contains(t, s, "95/5  b0/a   1.075")
 	assert.Contains(t, s, "95/5  b/b0   0.963")
+
+	// (bs) is reported against (a) and against (b).
+	for i, cpu := range []float64{10.2, 12.1, 11.1} {
+		runs = append(runs, Sample{Rep: i, Result: Result{Pipeline: "bs", Mix: "95/5", Spans: 1_000_000, CPUSeconds: cpu}})
+	}
+	bs, err := PipelineByName("bs")
+	require.NoError(t, err)
+	out.Reset()
+	Report(&out, runs, []Pipeline{Pipelines[0], Pipelines[1], bs}, Mixes[1:2])
+	s = out.String()
+	assert.Contains(t, s, "95/5  bs/a   1.009")
+	assert.Contains(t, s, "95/5  bs/b   0.984")
 }
 
 // TestSmoke runs the harness itself, tiny, against the built distribution so
