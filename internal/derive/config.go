@@ -123,13 +123,17 @@ const maxSkipScopes = 256
 
 // checkSkipScopes refuses a skip_scopes prefix that is empty (it would skip
 // every span) or that would skip the scopes of a producer, built-in or
-// configured by name or prefix: those scopes hold LLM calls.
+// configured (under producers, by name or prefix, or content_exact_producers):
+// those scopes hold LLM calls.
 func (c *Config) checkSkipScopes() []error {
 	var errs []error
 	if n := len(c.SkipScopes); n > maxSkipScopes {
 		errs = append(errs, fmt.Errorf("derive::skip_scopes: at most %d prefixes, got %d", maxSkipScopes, n))
 	}
 	prods := append(DefaultProducers(), c.Producers...)
+	for i, p := range c.ContentExactProducers {
+		prods = append(prods, ProducerMatch{Name: fmt.Sprintf("content_exact_producers[%d]", i), ScopePrefixes: []string{p.ScopePrefix}})
+	}
 	for i, p := range c.SkipScopes {
 		if p == "" {
 			errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] is empty: it would skip every span; remove it", i))

@@ -248,6 +248,10 @@ func TestConfiguredRowAddsProducer(t *testing.T) {
 			c.SkipScopes = []string{"acme."}
 		}, `would skip scope "acme.llm" of producer mine`},
 		{func(c *Config) { c.SkipScopes = make([]string, 257) }, "derive::skip_scopes: at most 256"},
+		{func(c *Config) {
+			c.ContentExactProducers = []Producer{{ScopePrefix: "acme.llm", Attribute: "acme.ttfc"}}
+			c.SkipScopes = []string{"acme"}
+		}, `would skip scope "acme.llm" of producer content_exact_producers[0]`},
 	} {
 		c := DefaultConfig()
 		bad.cfg(&c)
