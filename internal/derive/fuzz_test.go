@@ -2,6 +2,7 @@ package derive
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -75,7 +76,7 @@ func checkRecord(t *testing.T, cfg Config, rec *record.Record) {
 func checkStats(t *testing.T, st Stats) {
 	t.Helper()
 	var noRecord int64
-	for _, r := range []Reason{ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog} {
+	for _, r := range []Reason{ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog, ReasonScopeSkipped} {
 		noRecord += st.Skipped[r]
 	}
 	if st.Records+st.Nested+noRecord != st.Examined {
@@ -97,6 +98,12 @@ func FuzzDeriveTraces(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	skipCfg := cfg
+	skipCfg.SkipScopes = []string{"go.opentelemetry.io/", "acme.http"}
+	skipping, err := New(skipCfg)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 		if err == nil {
@@ -108,6 +115,7 @@ func FuzzDeriveTraces(f *testing.F) {
 			checkStats(t, st)
 			checkIndexed(t, d, td, want)
 			checkStampedOnly(t, d, stamped, td)
+			checkSkipScopes(t, skipping, td)
 		}
 		ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(data)
 		if err == nil {
@@ -119,6 +127,46 @@ func FuzzDeriveTraces(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkSkipScopes derives td with skip_scopes: every span is accounted for
+// once, scope_skipped counts the spans of the named scopes, and no record
+// is handed on for one of them (checked by span id, where the id is the
+// batch's only span with it).
+func checkSkipScopes(t *testing.T, d *Deriver, td ptrace.Traces) {
+	t.Helper()
+	skips := func(name string) bool {
+		for _, p := range d.cfg.SkipScopes {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
+	var inSkipped int64
+	seen := map[pcommon.SpanID]int{}
+	skippedIDs := map[pcommon.SpanID]bool{}
+	for _, rs := range td.ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			skip := skips(ss.Scope().Name())
+			for _, span := range ss.Spans().All() {
+				seen[span.SpanID()]++
+				if skip {
+					inSkipped++
+					skippedIDs[span.SpanID()] = true
+				}
+			}
+		}
+	}
+	st := d.Traces(td, func(_ pcommon.Resource, span ptrace.Span, _ *record.Record) {
+		if id := span.SpanID(); skippedIDs[id] && seen[id] == 1 {
+			t.Fatalf("a record for span %s of a skipped scope", id)
+		}
+	})
+	checkStats(t, st)
+	if st.Skipped[ReasonScopeSkipped] != inSkipped {
+		t.Fatalf("scope_skipped = %d, the skipped scopes hold %d spans", st.Skipped[ReasonScopeSkipped], inSkipped)
+	}
 }
 
 // checkIndexed derives td again with linearLimit unrelated GenAI spans of a
