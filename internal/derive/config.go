@@ -130,19 +130,18 @@ func (c *Config) checkSkipScopes() []error {
 	if n := len(c.SkipScopes); n > maxSkipScopes {
 		errs = append(errs, fmt.Errorf("derive::skip_scopes: at most %d prefixes, got %d", maxSkipScopes, n))
 	}
-	prods := append(DefaultProducers(), c.Producers...)
-	for i, p := range c.ContentExactProducers {
-		prods = append(prods, ProducerMatch{Name: fmt.Sprintf("content_exact_producers[%d]", i), ScopePrefixes: []string{p.ScopePrefix}})
-	}
+	prods := c.producers()
 	for i, p := range c.SkipScopes {
 		if p == "" {
 			errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] is empty: it would skip every span; remove it", i))
 			continue
 		}
 		for _, m := range prods {
-			for _, scope := range append(append([]string(nil), m.ScopePrefixes...), m.ScopeNames...) {
-				if strings.HasPrefix(scope, p) {
-					errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] %q would skip scope %q of producer %s, which holds LLM calls: use a longer prefix, or remove it", i, p, scope, m.Name))
+			for _, scopes := range [][]string{m.ScopePrefixes, m.ScopeNames} {
+				for _, scope := range scopes {
+					if strings.HasPrefix(scope, p) {
+						errs = append(errs, fmt.Errorf("derive::skip_scopes[%d] %q would skip scope %q of producer %s, which holds LLM calls: use a longer prefix, or remove it", i, p, scope, m.Name))
+					}
 				}
 			}
 		}
@@ -150,15 +149,26 @@ func (c *Config) checkSkipScopes() []error {
 	return errs
 }
 
+// producers are the producer table's producers: the built-in ones, the
+// configured ones, then one for each content_exact_producers entry.
+func (c *Config) producers() []ProducerMatch {
+	prods := append(DefaultProducers(), c.Producers...)
+	for i, p := range c.ContentExactProducers {
+		prods = append(prods, ProducerMatch{Name: contentExactName(i), ScopePrefixes: []string{p.ScopePrefix}})
+	}
+	return prods
+}
+
+// contentExactName names the producer of content_exact_producers[i].
+func contentExactName(i int) string { return fmt.Sprintf("content_exact_producers[%d]", i) }
+
 // table builds the producer table: the built-in producers and rows, then
 // content_exact_producers, then the configured producers and rows.
 func (c *Config) table() (*rowTable, error) {
-	prods := append(DefaultProducers(), c.Producers...)
+	prods := c.producers()
 	rows := DefaultRows()
 	for i, p := range c.ContentExactProducers {
-		name := fmt.Sprintf("content_exact_producers[%d]", i)
-		prods = append(prods, ProducerMatch{Name: name, ScopePrefixes: []string{p.ScopePrefix}})
-		rows = append(rows, Row{Producer: name, Key: p.Attribute, Meaning: MeaningFirstContent.String(), Unit: p.Unit, Rank: prioProducerExact, Source: "derive::content_exact_producers"})
+		rows = append(rows, Row{Producer: contentExactName(i), Key: p.Attribute, Meaning: MeaningFirstContent.String(), Unit: p.Unit, Rank: prioProducerExact, Source: "derive::content_exact_producers"})
 	}
 	configured := len(rows)
 	rows = append(rows, c.Rows...)
