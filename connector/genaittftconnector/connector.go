@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -51,6 +52,10 @@ type ttftConnector struct {
 
 	// pending holds a chunk of a batch's records between derivation (outside mu, so
 	// concurrent pipelines derive in parallel) and aggregation (under mu).
+	// One queue is kept in spare, which no garbage collection empties (the
+	// derivation's scratch is kept the same way); more at once come from the
+	// pool.
+	spare   atomic.Pointer[pendingBatch]
 	pending sync.Pool
 
 	lifeMu  sync.Mutex
@@ -181,6 +186,9 @@ type pendingBatch struct {
 const chunkRecords = 64
 
 func (c *ttftConnector) takePending() *pendingBatch {
+	if p := c.spare.Swap(nil); p != nil {
+		return p
+	}
 	if p, ok := c.pending.Get().(*pendingBatch); ok {
 		return p
 	}
@@ -228,6 +236,9 @@ func (c *ttftConnector) release(p *pendingBatch, st *batchStats) {
 	c.aggregate(p, st)
 	clear(p.items[:p.used])
 	p.used = 0
+	if c.spare.CompareAndSwap(nil, p) {
+		return
+	}
 	c.pending.Put(p)
 }
 
