@@ -249,7 +249,9 @@ func ChunkEventNames() []string {
 // finishRecord fills the record fields every shape shares.
 func (d *Deriver) finishRecord(rec *record.Record) {
 	rec.PromptBand = d.bands.Label(rec.PromptTokens, rec.HasPromptTokens)
-	if rec.Attempts < 1 {
-		rec.Attempts = 1
-	}
+	// Attempts are counted up to record.MaxAttempts, the most a record may
+	// claim: each input's counts are bounded, but a sum over many attempt
+	// spans or fallback rows can pass it, and a record the connector
+	// refuses to read back would lose its TTFT.
+	rec.Attempts = min(max(rec.Attempts, 1), record.MaxAttempts)
 }

@@ -68,6 +68,40 @@ const (
 	GatewayBadTime    = "bad_timestamp"  // an absolute time that does not parse
 )
 
+// A value of a row no real request has, refused by the bounds every input
+// obeys (docs/architecture.md §10); the row still becomes a record without
+// it (the receiver's values_rejected reasons).
+const (
+	GatewayDurationAboveMax      = "duration_above_max"       // longer than derive::max_duration_seconds
+	GatewayAttemptsAboveMax      = "attempts_above_max"       // more attempts than record.MaxAttempts
+	GatewayRetriesAboveMax       = "retries_above_max"        // retries or an attempt trail past record.MaxAttempts
+	GatewayFallbackIndexAboveMax = "fallback_index_above_max" // a fallback index past record.MaxAttempts
+)
+
+// gatewayRefusals is the set of values refused on one row, one bit each.
+type gatewayRefusals uint8
+
+const (
+	refusedDuration gatewayRefusals = 1 << iota
+	refusedAttempts
+	refusedRetries
+	refusedFallbackIndex
+)
+
+var gatewayRefusalNames = [...]string{
+	GatewayDurationAboveMax, GatewayAttemptsAboveMax, GatewayRetriesAboveMax, GatewayFallbackIndexAboveMax,
+}
+
+// RefusedValues calls yield with the reason of each value refused on the
+// row (GatewayDurationAboveMax, …), in a fixed order.
+func (r *GatewayRecord) RefusedValues(yield func(reason string)) {
+	for i, name := range gatewayRefusalNames {
+		if r.refused&(1<<i) != 0 {
+			yield(name)
+		}
+	}
+}
+
 // Why a row's TTFT was not kept (the row still becomes a record).
 const (
 	GatewayTTFTNotStreamed     = "not_streamed"        // the request did not stream
@@ -168,6 +202,8 @@ type GatewayRecord struct {
 	HasStart bool
 	// Rejected says why the row's TTFT was not kept ("" when kept or none).
 	Rejected string
+	// refused: the row's values refused by the bounds (RefusedValues).
+	refused gatewayRefusals
 
 	ID, ParentID  string
 	FallbackIndex int64
@@ -252,6 +288,13 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 			return GatewayNegative
 		}
 		r.Duration, r.HasDuration = v, true
+	}
+	if r.HasDuration && r.Duration > d.cfg.MaxDurationSeconds {
+		// As a log record's duration attribute: unknown, the TTFT kept (it
+		// has a bound of its own). A 55-hour request is a broken end time
+		// or a clock that jumped, not a request to size a deadline by.
+		r.Duration, r.HasDuration = 0, false
+		out.refused |= refusedDuration
 	}
 
 	firstContent := f.measuredAt == record.MeasuredAtFirstContent
@@ -340,21 +383,31 @@ func gatewayAttempts(in *GatewayRow, out *GatewayRecord) string {
 	if reason := gatewayCount(in.Attempts, &n, &has); reason != "" {
 		return reason
 	}
-	if has && n >= 1 {
+	if has && n > record.MaxAttempts {
+		// Refused as the span path refuses it; the retries and the
+		// fallback index below may still count the attempts.
+		out.refused |= refusedAttempts
+	} else if has && n >= 1 {
 		out.own, out.Record.Attempts = n, n
 		return ""
 	}
 	out.own = 1
 	if reason := gatewayCount(in.Retries, &n, &has); reason != "" {
 		return reason
+	} else if has && n >= record.MaxAttempts {
+		out.refused |= refusedRetries
 	} else if has {
 		out.own = n + 1
 	}
-	if l := trailLen(in.Trail); l > out.own {
+	if l := trailLen(in.Trail); l > record.MaxAttempts {
+		out.refused |= refusedRetries
+	} else if l > out.own {
 		out.own = l
 	}
 	if reason := gatewayCount(in.FallbackIndex, &n, &has); reason != "" {
 		return reason
+	} else if has && n >= record.MaxAttempts {
+		out.refused |= refusedFallbackIndex
 	} else if has {
 		// A fallback index says whether another target was tried; retries
 		// alone are no failover.

@@ -391,3 +391,76 @@ func TestGatewaySourceOfIsTheJoinedName(t *testing.T) {
 		t.Errorf("%d names remembered, want the bound %d", n, maxSourceNames)
 	}
 }
+
+// A row's value no real request has is refused by the bounds every input
+// obeys, and the row keeps its record and TTFT without it: a record the
+// connector refuses to read back would be derived again from its
+// attributes and lose the TTFT. Every record here passes the connector's
+// read-back check.
+func TestRowBoundsKeepTheRecord(t *testing.T) {
+	d := testDeriver(t)
+	lim := d.readBackLimits()
+	ms := testRowFormat(t, GatewayFormatConfig{TTFTUnit: "ms", DurationUnit: "ms", MeasuredAt: record.MeasuredAtFirstContent})
+	for name, tc := range map[string]struct {
+		f        *GatewayFormat
+		in       GatewayRow
+		attempts int64
+		duration float64 // 0: none
+		refused  []string
+	}{
+		"a thousand attempts": {ms, GatewayRow{TTFT: "500", Duration: "2000", Attempts: "1000"}, 1, 2, []string{GatewayAttemptsAboveMax}},
+		"attempts refused, retries count": {ms, GatewayRow{TTFT: "500", Duration: "2000", Attempts: "1000", Retries: 2.0}, 3, 2,
+			[]string{GatewayAttemptsAboveMax}},
+		"5,000 retries on a fallback": {ms, GatewayRow{TTFT: "500", Duration: "2000", Retries: "5000", FallbackIndex: "7"}, 8, 2,
+			[]string{GatewayRetriesAboveMax}},
+		"a trail of 5,000 attempts": {ms, GatewayRow{TTFT: "500", Duration: "2000", Trail: make([]any, 5000)}, 1, 2, []string{GatewayRetriesAboveMax}},
+		"fallback index 1,000":      {ms, GatewayRow{TTFT: "500", Duration: "2000", FallbackIndex: 1000.0}, 1, 2, []string{GatewayFallbackIndexAboveMax}},
+		"99 retries and 99 fallbacks: counted up to the most a record claims": {ms,
+			GatewayRow{TTFT: "500", Duration: "2000", Retries: 99.0, FallbackIndex: 99.0}, record.MaxAttempts, 2, nil},
+		"a latency of 55 hours": {ms, GatewayRow{TTFT: "500", Duration: "200000000"}, 1, 0, []string{GatewayDurationAboveMax}},
+		"an end 25 hours after the start (clock skew)": {testRowFormat(t, GatewayFormatConfig{Name: "litellm", TimeFormat: "unix_s"}),
+			*litellmRow(func(r *GatewayRow) { r.End = 1796083201.12 + 90000 }), 1, 0, []string{GatewayDurationAboveMax}},
+		"every bound at once": {ms, GatewayRow{TTFT: "500", Duration: "200000000", Attempts: "1000", Retries: 5000.0, FallbackIndex: 1000.0}, 1, 0,
+			[]string{GatewayDurationAboveMax, GatewayAttemptsAboveMax, GatewayRetriesAboveMax, GatewayFallbackIndexAboveMax}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out GatewayRecord
+			require.Empty(t, d.FromGatewayRow(tc.f, &tc.in, &out), "the row is kept")
+			r := out.Record
+			_, hasTTFT := r.TTFT()
+			assert.True(t, hasTTFT, "the TTFT is kept")
+			assert.Equal(t, record.OutcomeComplete, r.Outcome)
+			assert.Equal(t, tc.attempts, r.Attempts)
+			assert.Equal(t, tc.duration != 0, r.HasDuration)
+			if tc.duration != 0 {
+				assert.InDelta(t, tc.duration, r.Duration, 1e-9)
+			}
+			var refused []string
+			out.RefusedValues(func(reason string) { refused = append(refused, reason) })
+			assert.Equal(t, tc.refused, refused)
+			assert.Equal(t, record.Valid, record.Validate(&r, &lim), "the connector reads the record back as it is")
+		})
+	}
+
+	t.Run("folded rows count up to the most a record claims", func(t *testing.T) {
+		f := testRowFormat(t, GatewayFormatConfig{})
+		rows := make([]*GatewayRecord, 32)
+		for i := range rows {
+			in := GatewayRow{ID: "c" + strconv.Itoa(i), ParentID: "p", Duration: 0.1, Stream: true, Outcome: record.OutcomeError,
+				Retries: 3.0, FallbackIndex: float64(i), Model: "m"}
+			if i == 0 {
+				in.ID, in.ParentID = "p", ""
+			}
+			if i == len(rows)-1 {
+				in.Outcome, in.FirstToken, in.Start = record.OutcomeComplete, nil, nil
+				in.TTFT = 0.05
+			}
+			rows[i] = &GatewayRecord{}
+			require.Empty(t, d.FromGatewayRow(f, &in, rows[i]))
+		}
+		var out GatewayRecord
+		d.FoldFallbacks(rows, &out)
+		assert.Equal(t, int64(record.MaxAttempts), out.Record.Attempts, "32 targets, 4 attempts each")
+		assert.Equal(t, record.Valid, record.Validate(&out.Record, &lim))
+	})
+}

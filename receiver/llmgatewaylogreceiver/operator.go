@@ -337,6 +337,7 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 	if m.row.Rejected != "" {
 		o.tel.ttftRejected(ctx, m.row.Rejected)
 	}
+	m.row.RefusedValues(func(reason string) { o.tel.valueRejected(ctx, reason) })
 	if o.fallbacks != nil {
 		if !o.keepRow {
 			e.Body = nil // a held row needs its attributes, not the parsed row

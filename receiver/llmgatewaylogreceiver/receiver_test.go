@@ -13,8 +13,10 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record/recordtest"
 )
@@ -353,4 +355,37 @@ func TestHugeHeaderIsCountedNotParsed(t *testing.T) {
 	h.waitRecords(t, 1)
 	require.Eventually(t, func() bool { return h.skipped(t)[reasonHeaderTooLong] == 2 }, 10*time.Second, 10*time.Millisecond)
 	h.stop(t)
+}
+
+// A row's value no real request has (a 55-hour latency, a thousand
+// attempts) is refused and counted by reason; the row still becomes a
+// record with its TTFT, one the connector reads back as it is.
+func TestAbsurdValuesAreRefusedAndTheRowKept(t *testing.T) {
+	cfg := testConfig(t, FormatInfroCSV, testdata("absurd_values.csv"))
+	h := newHarness(t, cfg)
+	h.start(t)
+	lrs := h.waitRecords(t, 4)
+	h.stop(t)
+	assert.Empty(t, h.skipped(t))
+	assert.Equal(t, map[string]int64{derive.GatewayDurationAboveMax: 2, derive.GatewayAttemptsAboveMax: 2},
+		counterByAttr(t, h.reader, metricValuesRefused, "reason"))
+	// What the connector does with the records: read each back as it is.
+	d, err := derive.New(cfg.Derive)
+	require.NoError(t, err)
+	ttfts := map[float64]bool{}
+	var st derive.Stats
+	for _, ld := range h.sink.AllLogs() {
+		s := d.LogsWith(ld, derive.LogVisitor{Record: func(_ pcommon.Resource, _ plog.LogRecord, rec *record.Record) {
+			assert.Equal(t, record.OutcomeComplete, rec.Outcome)
+			assert.Equal(t, int64(1), rec.Attempts)
+			ttfts[rec.TimeToFirstContent] = true
+		}})
+		st.Reread += s.Reread
+		for i, n := range s.Invalid {
+			st.Invalid[i] += n
+		}
+	}
+	assert.Equal(t, int64(len(lrs)), st.Reread)
+	assert.Zero(t, st.Invalid, "no record is refused on read-back")
+	assert.Equal(t, map[float64]bool{0.4: true, 0.45: true, 0.5: true, 0.55: true}, ttfts, "every TTFT is kept")
 }

@@ -22,6 +22,7 @@ const (
 	metricRowsFolded    = "otelcol_receiver_llm_gateway_log_rows_folded"
 	metricFallbackWaits = "otelcol_receiver_llm_gateway_log_fallback_waits"
 	metricTTFTRejected  = "otelcol_receiver_llm_gateway_log_ttft_rejected"
+	metricValuesRefused = "otelcol_receiver_llm_gateway_log_values_rejected"
 )
 
 // telemetry counts rows by fate through the collector's own MeterProvider.
@@ -31,6 +32,7 @@ type telemetry struct {
 	foldedRows   metric.Int64Counter
 	waits        metric.Int64Counter
 	ttftRejects  metric.Int64Counter
+	valueRejects metric.Int64Counter
 	format       attribute.KeyValue
 	formatOption metric.MeasurementOption
 
@@ -55,6 +57,7 @@ func newTelemetry(set component.TelemetrySettings, format string) (*telemetry, e
 		strings.TrimPrefix(metricRowsFolded, owntel.Prefix):    &t.foldedRows,
 		strings.TrimPrefix(metricFallbackWaits, owntel.Prefix): &t.waits,
 		strings.TrimPrefix(metricTTFTRejected, owntel.Prefix):  &t.ttftRejects,
+		strings.TrimPrefix(metricValuesRefused, owntel.Prefix): &t.valueRejects,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -88,4 +91,8 @@ func (t *telemetry) fallbackWait(ctx context.Context, result string) {
 
 func (t *telemetry) ttftRejected(ctx context.Context, reason string) {
 	t.ttftRejects.Add(ctx, 1, t.option(attribute.String("reason", reason)))
+}
+
+func (t *telemetry) valueRejected(ctx context.Context, reason string) {
+	t.valueRejects.Add(ctx, 1, t.option(attribute.String("reason", reason)))
 }
