@@ -12,6 +12,7 @@ import (
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/docstest"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
 )
 
@@ -130,4 +131,18 @@ func TestDeadlinePerRoute(t *testing.T) {
 	assert.Equal(t, 20*time.Second, cfg.deadline("support"))
 	assert.Equal(t, 30*time.Second, cfg.deadline("other"))
 	assert.Equal(t, 30*time.Second, cfg.deadline(""))
+}
+
+// TestArchitectureDefaults: the connector's keys docs/architecture.md §8
+// lists have the values it lists as their defaults, the policies in their
+// order.
+func TestArchitectureDefaults(t *testing.T) {
+	cm, err := docstest.StableConfig(filepath.Join("..", "..", "docs", "architecture.md"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("connectors::" + metadata.Type.String())
+	require.NoError(t, err)
+	require.NotEmpty(t, sub.AllKeys(), "§8 lists the connector's keys")
+	cfg := defaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	assert.Equal(t, defaultConfig(), cfg, "a value §8 lists is not the default")
 }

@@ -52,7 +52,7 @@ type Producer struct {
 	ScopePrefix string `mapstructure:"scope_prefix"`
 	// Attribute is the attribute that this producer measures to first content.
 	Attribute string `mapstructure:"attribute"`
-	// Unit of the attribute's value: s (default), ms or ns.
+	// Unit of the attribute's value: s (default), ms, us, ns or ns_or_ms.
 	Unit string `mapstructure:"unit"`
 }
 
@@ -97,7 +97,7 @@ func (c *Config) Check() error {
 			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]: both scope_prefix and attribute are required", i))
 		}
 		if _, ok := parseUnit(p.Unit); !ok {
-			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]::unit %q: use s, ms or ns, or us for microseconds", i, p.Unit))
+			errs = append(errs, fmt.Errorf("derive::content_exact_producers[%d]::unit %q: use s, ms, us or ns (or ns_or_ms)", i, p.Unit))
 		}
 	}
 	for i, p := range c.Producers {

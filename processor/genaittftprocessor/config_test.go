@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/docstest"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
 
@@ -47,7 +48,7 @@ func TestLoadConfig(t *testing.T) {
 		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: custom},
 		{id: component.NewIDWithName(metadata.Type, "bad_bands"), wantErr: []string{"prompt_bands", "strictly increasing", "[2000, 16000, 64000]"}},
-		{id: component.NewIDWithName(metadata.Type, "bad_producer"), wantErr: []string{"content_exact_producers[0]", "unit", "s, ms or ns"}},
+		{id: component.NewIDWithName(metadata.Type, "bad_producer"), wantErr: []string{"content_exact_producers[0]", "unit", "s, ms, us or ns"}},
 		{id: component.NewIDWithName(metadata.Type, "bad_skip_scopes"), wantErr: []string{"derive::skip_scopes[1]", `"@ai-sdk" would skip scope "@ai-sdk/otel"`, "holds LLM calls", "longer prefix"}},
 		{id: component.NewIDWithName(metadata.Type, "bad_interval"), wantErr: []string{"skipped_log_interval", ">= 0"}},
 	}
@@ -79,4 +80,17 @@ func TestDeriveErrorsAreReportedOnce(t *testing.T) {
 	err := confmap.Validate(cfg)
 	require.Error(t, err)
 	require.Equal(t, 1, strings.Count(err.Error(), "prompt_bands"), err.Error())
+}
+
+// TestArchitectureDefaults: the processor's keys docs/architecture.md §8
+// lists have the values it lists as their defaults.
+func TestArchitectureDefaults(t *testing.T) {
+	cm, err := docstest.StableConfig(filepath.Join("..", "..", "docs", "architecture.md"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("processors::" + metadata.Type.String())
+	require.NoError(t, err)
+	require.NotEmpty(t, sub.AllKeys(), "§8 lists the processor's keys")
+	cfg := createDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	assert.Equal(t, createDefaultConfig(), cfg, "a value §8 lists is not the default")
 }

@@ -73,7 +73,7 @@ type MappingConfig struct {
 	TTFTUnit string `mapstructure:"ttft_unit"` // ms (default), s, us, ns
 	// StartTime is the request time; it becomes the log record timestamp.
 	StartTime       string `mapstructure:"start_time"`
-	StartTimeFormat string `mapstructure:"start_time_format"` // rfc3339 (default), unix_s, unix_ms, unix_ns, or a Go layout
+	StartTimeFormat string `mapstructure:"start_time_format"` // rfc3339 (default), unix_s, unix_ms, unix_us, unix_ns, or a Go layout
 	// FirstTokenTime is an absolute time; TTFT = first_token_time - start_time
 	// when no ttft field is mapped or present.
 	FirstTokenTime   string `mapstructure:"first_token_time"`

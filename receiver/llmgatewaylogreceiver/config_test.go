@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/docstest"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -92,4 +94,21 @@ func TestDefaultConfigNeedsOnlyInclude(t *testing.T) {
 	require.Error(t, cfg.Validate())
 	cfg.InputConfig.Include = []string{"/var/log/*.csv"}
 	require.NoError(t, cfg.Validate())
+}
+
+// TestArchitectureDefaults: docs/architecture.md §8's start_at and format
+// are the receiver's defaults, and every key it lists is one of the
+// receiver's (its include and storage are examples).
+func TestArchitectureDefaults(t *testing.T) {
+	cm, err := docstest.StableConfig(filepath.Join("..", "..", "docs", "architecture.md"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("receivers::" + typeStr.String())
+	require.NoError(t, err)
+	require.NotEmpty(t, sub.AllKeys(), "§8 lists the receiver's keys")
+	cfg := createDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg), "every key §8 lists is one of the receiver's")
+	def := createDefaultConfig()
+	assert.Equal(t, def.InputConfig.StartAt, cfg.InputConfig.StartAt)
+	assert.Equal(t, def.Format, cfg.Format)
+	assert.Equal(t, def.Mapping, cfg.Mapping)
 }
