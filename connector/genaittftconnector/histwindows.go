@@ -138,7 +138,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 		s.attrs.CopyTo(dp.Attributes())
 		dp.Attributes().PutBool(attrCensored, false)
 		dp.SetTimestamp(ts)
-		dp.SetIntValue(int64(n))
+		dp.SetIntValue(int64(min(n, math.MaxInt64)))
 		for i, q := range bs.cfg.Quantiles {
 			if n < window.MinSamples(q, bs.cfg.MinSamples) {
 				continue
@@ -147,6 +147,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 			if !ok {
 				continue
 			}
+			iv = iv.Capped(bs.cfg.Derive.MaxTTFTSeconds)
 			lo := point(quantile, s.attrs, iv.Lower)
 			lo.PutStr(attrQuantile, bs.qlabels[i])
 			lo.PutStr(attrQuantileBound, "lower")
@@ -160,7 +161,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 			if !p.Accepts(s.measuredAt) {
 				continue
 			}
-			r := bucketed.Evaluate(p, d, bs.cfg.MinSamples)
+			r := bucketed.Evaluate(p, d, bs.cfg.MinSamples, bs.cfg.Derive.MaxTTFTSeconds)
 			if !r.OK {
 				continue
 			}

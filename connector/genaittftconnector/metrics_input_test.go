@@ -429,3 +429,50 @@ func TestHistogramSourceKeysAreBounded(t *testing.T) {
 		assert.Len(t, k, 1+sha256.Size)
 	}
 }
+
+// A histogram sender controls its counts and bounds (docs/architecture.md
+// §10). Counts near 2^64 from two sources of one target, or one point of
+// 2^63, must not wrap the window's sums (a window of 2,000 reading 499, a
+// cut ratio of 3.7·10^16, a negative sample count), and a bucket bound of
+// 10^300 s or the largest float must not become a recommendation: past
+// derive::max_ttft_seconds a bucket says only "beyond".
+func TestHistogramInputsCannotWrapOrStateAbsurdTimes(t *testing.T) {
+	delta := pmetric.AggregationTemporalityDelta
+	legit := hp{model: "m", counts: counts17(7, 2000)} // 2,000 samples in (0.5, 1]
+	for name, tc := range map[string]struct {
+		pts        []hp
+		minSamples float64
+		recommends bool
+	}{
+		"a forged source near 2^64 beside a real one": {[]hp{legit, {model: "m", counts: counts17(16, math.MaxUint64-1500), extraLabels: map[string]string{"instance": "evil"}}}, 2000, false},
+		"one point of 2^63 samples":                   {[]hp{{model: "m", counts: counts17(7, 1<<63)}}, 1 << 62, true},
+		"a bucket bound of 10^300 s":                  {[]hp{{model: "m", bounds: []float64{1e300}, counts: []uint64{2000, 0}}}, 2000, false},
+		"a bucket bound of the largest float":         {[]hp{{model: "m", bounds: []float64{math.MaxFloat64}, counts: []uint64{2000, 0}}}, 2000, false},
+		"the real source alone":                       {[]hp{legit}, 2000, true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := defaultConfig()
+			c, sink := newMetricsConnector(t, cfg, clockwork.NewFakeClockAt(testStart), nil)
+			for _, p := range tc.pts {
+				p.ts, p.temporality = testStart, delta
+				require.NoError(t, c.ConsumeMetrics(context.Background(), histMetrics(p)))
+			}
+			md := flushNow(t, c, sink)
+			samples := points(md, "ttft.window.samples")
+			require.Len(t, samples, 1)
+			assert.GreaterOrEqual(t, samples[0].value, tc.minSamples, "the window holds at least what was sent")
+			for _, name := range []string{"ttft.quantile", "ttft.timeout.recommended", "ttft.timeout.cut_ratio"} {
+				for _, p := range points(md, name) {
+					assert.False(t, math.IsNaN(p.value) || math.IsInf(p.value, 0), "%s %v = %v", name, p.attrs, p.value)
+					assert.GreaterOrEqual(t, p.value, 0.0, "%s %v", name, p.attrs)
+					assert.LessOrEqual(t, p.value, cfg.Derive.MaxTTFTSeconds*2, "%s %v: no time past max_ttft_seconds (× headroom)", name, p.attrs)
+					if name == "ttft.timeout.cut_ratio" {
+						assert.LessOrEqual(t, p.value, 1.0, "%s %v", name, p.attrs)
+					}
+				}
+			}
+			recs := pointsWith(points(md, "ttft.timeout.recommended"), map[string]any{"ttft.policy": "gateway_cutoff"})
+			assert.Equal(t, tc.recommends, len(recs) == 1, "gateway_cutoff: %v", recs)
+		})
+	}
+}

@@ -111,7 +111,7 @@ func TestAccuracyExplicitBuckets(t *testing.T) {
 				}
 				for _, p := range testPolicies {
 					p.Quantile = q
-					r := Evaluate(p, d, 200)
+					r := Evaluate(p, d, 200, math.Inf(1))
 					if !r.OK {
 						if r.Reason != ReasonBeyondBuckets || !math.IsInf(iv.Upper, 1) {
 							t.Errorf("%s/%s q=%v %s: no recommendation: %s", s.name, l.name, q, p.Name, r.Reason)
@@ -252,11 +252,11 @@ func TestGateOnBucketCounts(t *testing.T) {
 	d := &Dist{Kind: Explicit, Bounds: BifrostBounds, Counts: make([]uint64, len(BifrostBounds)+1)}
 	d.Counts[6] = 999
 	p := recommend.Policy{Name: "p", Quantile: 0.999, Headroom: 1.25, RoundTo: 100 * time.Millisecond}
-	if r := Evaluate(p, d, 200); r.OK || r.Reason != ReasonTooFewSamples || r.Samples != 999 {
+	if r := Evaluate(p, d, 200, math.Inf(1)); r.OK || r.Reason != ReasonTooFewSamples || r.Samples != 999 {
 		t.Fatalf("999 samples for p99.9: %+v", r)
 	}
 	d.Counts[7] = 1
-	r := Evaluate(p, d, 200)
+	r := Evaluate(p, d, 200, math.Inf(1))
 	// Rank 999 lies in (0.25 s, 0.5 s]: 0.5 × 1.25 rounds up to 0.7 s, and the one
 	// sample in (0.5 s, 1 s] may be slower than that: at most 0.1% cut.
 	if !r.OK || r.Interval != (Interval{Lower: 0.25, Upper: 0.5}) || r.Seconds != 0.7 {
@@ -271,7 +271,7 @@ func ExampleDist_Quantile() {
 	d := &Dist{Kind: Explicit, Bounds: BifrostBounds, Counts: make([]uint64, len(BifrostBounds)+1)}
 	d.Counts[7], d.Counts[8], d.Counts[9] = 900, 95, 5 // (0.5,1], (1,2.5], (2.5,5]
 	iv, _ := d.Quantile(0.99)
-	r := Evaluate(recommend.Policy{Quantile: 0.99, Headroom: 1.25, RoundTo: 100 * time.Millisecond}, d, 200)
+	r := Evaluate(recommend.Policy{Quantile: 0.99, Headroom: 1.25, RoundTo: 100 * time.Millisecond}, d, 200, math.Inf(1))
 	fmt.Printf("p99 ∈ (%g s, %g s] → cutoff %g s, cuts ≤ %.1f%%\n", iv.Lower, iv.Upper, r.Seconds, 100*r.CutRatio)
 	// Output: p99 ∈ (1 s, 2.5 s] → cutoff 3.2 s, cuts ≤ 0.5%
 }

@@ -70,16 +70,28 @@ type Dist struct {
 	ZeroThreshold float64 // ≥ 0
 }
 
-// Total is the number of samples.
+// Total is the number of samples, at most math.MaxUint64.
 func (d *Dist) Total() uint64 {
 	if d == nil {
 		return 0
 	}
 	n := d.Zero
 	for _, c := range d.Counts {
-		n += c
+		n = satAdd(n, c)
 	}
 	return n
+}
+
+// satAdd is a + b, or math.MaxUint64 where that would wrap. Every count is
+// added this way: each point's buckets add up to its count, but a window
+// adds points from many senders, and a sender may claim counts near 2^64
+// (docs/architecture.md §10). A count that wrapped would make a window of
+// millions hold a handful, and a cut ratio above 1.
+func satAdd(a, b uint64) uint64 {
+	if c := a + b; c >= a {
+		return c
+	}
+	return math.MaxUint64
 }
 
 // Clone returns a deep copy.
@@ -119,6 +131,21 @@ type Interval struct {
 	Lower, Upper float64
 }
 
+// Capped is the interval as far as times up to limit seconds go: an upper
+// bound past limit says no more than "above" (+Inf), a lower bound past it
+// no more than limit. A bucket bound of 10^300 s is the sender's, not a
+// time to size a timeout by (docs/architecture.md §10); derived TTFTs past
+// derive::max_ttft_seconds are refused the same way.
+func (iv Interval) Capped(limit float64) Interval {
+	if iv.Upper > limit {
+		iv.Upper = math.Inf(1)
+	}
+	if iv.Lower > limit {
+		iv.Lower = limit
+	}
+	return iv
+}
+
 // Rank is the nearest-rank position of quantile q among n samples:
 // ⌈q·n⌉, at least 1 (a product a float error above an integer stays on it).
 func Rank(q float64, n uint64) uint64 {
@@ -139,7 +166,7 @@ func (d *Dist) Quantile(q float64) (Interval, bool) {
 	case Explicit:
 		var cum uint64
 		for j, c := range d.Counts {
-			cum += c
+			cum = satAdd(cum, c)
 			if cum >= k {
 				return d.explicitBucket(j), true
 			}
@@ -150,7 +177,7 @@ func (d *Dist) Quantile(q float64) (Interval, bool) {
 		}
 		cum := d.Zero
 		for j, c := range d.Counts {
-			cum += c
+			cum = satAdd(cum, c)
 			if cum >= k {
 				return d.expoBucket(j), true
 			}
@@ -206,16 +233,16 @@ func (d *Dist) CutRatio(t float64) float64 {
 	case Explicit:
 		for j, c := range d.Counts {
 			if j < len(d.Bounds) && d.Bounds[j] <= t {
-				within += c
+				within = satAdd(within, c)
 			}
 		}
 	case Exponential:
 		if d.ZeroThreshold <= t {
-			within += d.Zero
+			within = d.Zero
 		}
 		for j, c := range d.Counts {
 			if d.expoBucket(j).Upper <= t {
-				within += c
+				within = satAdd(within, c)
 			}
 		}
 	}
@@ -234,7 +261,7 @@ func (d *Dist) Merge(o *Dist, maxBuckets int) (coarsened bool) {
 	if d.Kind == Explicit {
 		if slices.Equal(d.Bounds, o.Bounds) {
 			for j, c := range o.Counts {
-				d.Counts[j] += c
+				d.Counts[j] = satAdd(d.Counts[j], c)
 			}
 			return false
 		}
@@ -243,7 +270,7 @@ func (d *Dist) Merge(o *Dist, maxBuckets int) (coarsened bool) {
 		oc := o.Clone()
 		oc.rebucket(common)
 		for j, c := range oc.Counts {
-			d.Counts[j] += c
+			d.Counts[j] = satAdd(d.Counts[j], c)
 		}
 		return true
 	}
@@ -279,9 +306,9 @@ func (d *Dist) rebucket(bounds []float64) {
 			for m < len(bounds) && bounds[m] < d.Bounds[j] {
 				m++
 			}
-			counts[m] += c
+			counts[m] = satAdd(counts[m], c)
 		} else {
-			counts[len(bounds)] += c
+			counts[len(bounds)] = satAdd(counts[len(bounds)], c)
 		}
 	}
 	d.Bounds, d.Counts = slices.Clone(bounds), counts
@@ -305,7 +332,8 @@ func (d *Dist) Downscale(k int32) {
 	last := (int64(d.Offset) + int64(len(d.Counts)) - 1) >> k
 	counts := make([]uint64, last-first+1)
 	for j, c := range d.Counts {
-		counts[((int64(d.Offset)+int64(j))>>k)-first] += c
+		i := ((int64(d.Offset) + int64(j)) >> k) - first
+		counts[i] = satAdd(counts[i], c)
 	}
 	d.Offset, d.Counts = int32(first), counts
 }
@@ -356,7 +384,7 @@ func (d *Dist) mergeExpo(o *Dist, maxBuckets int) bool {
 	if oc.ZeroThreshold > d.ZeroThreshold {
 		d.ZeroThreshold = oc.ZeroThreshold
 	}
-	d.Zero += oc.Zero
+	d.Zero = satAdd(d.Zero, oc.Zero)
 	d.Trim()
 	if oc == o {
 		oc = o.Clone()
@@ -379,10 +407,12 @@ func (d *Dist) mergeExpo(o *Dist, maxBuckets int) bool {
 		if last-first+1 <= int64(maxBuckets) || d.Scale <= MinScale {
 			counts := make([]uint64, last-first+1)
 			for j, c := range d.Counts {
-				counts[int64(d.Offset)+int64(j)-first] += c
+				i := int64(d.Offset) + int64(j) - first
+				counts[i] = satAdd(counts[i], c)
 			}
 			for j, c := range oc.Counts {
-				counts[int64(oc.Offset)+int64(j)-first] += c
+				i := int64(oc.Offset) + int64(j) - first
+				counts[i] = satAdd(counts[i], c)
 			}
 			d.Offset, d.Counts = int32(first), counts
 			return coarsened

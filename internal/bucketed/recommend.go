@@ -33,7 +33,11 @@ type Result struct {
 // own max clamps it lower). Censoring is not claimed: a histogram counts
 // only requests that reached their first token, so requests a timeout cut
 // are simply absent from it.
-func Evaluate(p recommend.Policy, d *Dist, minSamples int) Result {
+//
+// limit is the longest time the distribution's bounds may state, in
+// seconds (derive::max_ttft_seconds): a quantile whose bucket ends past it
+// is beyond the buckets, as one in the open-ended last bucket is.
+func Evaluate(p recommend.Policy, d *Dist, minSamples int, limit float64) Result {
 	r := Result{Samples: d.Total()}
 	if !(p.Quantile > 0 && p.Quantile < 1) || !(p.Headroom > 0) || math.IsInf(p.Headroom, 0) {
 		r.Reason = ReasonInvalidPolicy
@@ -48,6 +52,7 @@ func Evaluate(p recommend.Policy, d *Dist, minSamples int) Result {
 		r.Reason = ReasonTooFewSamples
 		return r
 	}
+	iv = iv.Capped(limit)
 	r.Interval = iv
 	if math.IsInf(iv.Upper, 1) {
 		r.Reason = ReasonBeyondBuckets
