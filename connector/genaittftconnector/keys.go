@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
@@ -79,6 +80,25 @@ func dimValues(dims []dimension, rec *record.Record, attrs pcommon.Map, res *res
 		if v == "" {
 			v = res.value(i, d.name)
 		}
+		// clipValue's usual case written out, as a call a dimension costs
+		// more than the test: empty, or 4 to 16 bytes of ASCII (two
+		// overlapping reads).
+		if n := len(v); n == 0 {
+			vals[i] = ""
+			continue
+		} else if n >= 4 && n <= 16 {
+			b := unsafe.Slice(unsafe.StringData(v), n)
+			var or uint64
+			if n >= 8 {
+				or = binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[n-8:])
+			} else {
+				or = uint64(binary.LittleEndian.Uint32(b) | binary.LittleEndian.Uint32(b[n-4:]))
+			}
+			if or&0x8080808080808080 == 0 {
+				vals[i] = v
+				continue
+			}
+		}
 		vals[i] = clipValue(v)
 	}
 }
@@ -88,18 +108,52 @@ func dimValues(dims []dimension, rec *record.Record, attrs pcommon.Map, res *res
 // 5,000 copies of it until the series expire.
 const maxDimValueLen = 256
 
-// clipValue cuts v to at most maxDimValueLen bytes, at a UTF-8 boundary.
-// What it cuts is a copy: a piece of v would keep all of v alive in every
-// series, key and window that holds the value.
+// clipValue makes v a label value: valid UTF-8 (each run of invalid bytes
+// becomes U+FFFD) of at most maxDimValueLen bytes, cut at a rune boundary.
+// Label values must be UTF-8: the Prometheus exporter drops a series
+// whose label is not, with an error at every scrape (client_golang's
+// label check), and other backends may refuse a whole request for one;
+// a span's bytes must not reach one. What it cuts or mends is a copy: a
+// piece of v would keep all of v alive in every series, key and window
+// that holds the value. dimValues tests the usual value itself.
 func clipValue(v string) string {
-	if len(v) <= maxDimValueLen {
-		return v
+	if len(v) <= maxDimValueLen && (isASCII(v) || utf8.ValidString(v)) {
+		return v // no copy
+	}
+	if p := v[:min(len(v), 4*maxDimValueLen)]; !utf8.ValidString(p) {
+		// Mended from a bounded prefix: past 4 × the limit no byte can
+		// reach the cut value (each run of invalid bytes becomes 3 bytes).
+		v = strings.ToValidUTF8(p, "\uFFFD")
+		if len(v) <= maxDimValueLen {
+			return v
+		}
 	}
 	n := maxDimValueLen
 	for n > 0 && !utf8.RuneStart(v[n]) {
 		n--
 	}
 	return strings.Clone(v[:n])
+}
+
+// isASCII reports whether v (at most maxDimValueLen bytes) is ASCII, a
+// word at a time with the last word overlapping: ~15 instructions for a
+// 10-byte model name, where utf8.ValidString reads one that short mostly
+// byte by byte (~130).
+func isASCII(v string) bool {
+	b := unsafe.Slice(unsafe.StringData(v), len(v))
+	switch n := len(b); {
+	case n >= 8:
+		or := binary.LittleEndian.Uint64(b) | binary.LittleEndian.Uint64(b[n-8:])
+		for i := 8; i < n-8; i += 8 {
+			or |= binary.LittleEndian.Uint64(b[i:])
+		}
+		return or&0x8080808080808080 == 0
+	case n >= 4:
+		return (binary.LittleEndian.Uint32(b)|binary.LittleEndian.Uint32(b[n-4:]))&0x80808080 == 0
+	case n > 0:
+		return (b[0]|b[n/2]|b[n-1])&0x80 == 0 // n ≤ 3: every byte
+	}
+	return true
 }
 
 // resourceDims holds the resource-level value of each dimension for the
