@@ -103,13 +103,17 @@ func (f *facts) setError(typ, msg []byte) {
 // ok is false when the data is not what the format promises; partial
 // tolerates a cut-off payload (a frame longer than the buffer).
 func (f *facts) classify(ft format, event, data []byte, partial bool) (k kind, ok bool) {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
+		// Chat's completion marker. OpenAI-compatible servers end other
+		// formats' streams with it too (the OpenAI SDKs accept it on every
+		// endpoint): there it is framing, and the format's own marker
+		// (response.completed, message_stop) says whether the call finished.
+		f.marker = f.marker || ft == formatChat
+		return kindLifecycle, true
+	}
 	s := jscan{b: data}
 	switch ft {
 	case formatChat:
-		if string(bytes.TrimSpace(data)) == "[DONE]" {
-			f.marker = true
-			return kindLifecycle, true
-		}
 		k = f.chat(&s)
 	case formatResponses:
 		k = f.responses(&s, event)
@@ -291,13 +295,15 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 		s.bad = true
 		return kindLifecycle
 	}
-	var typ []byte
+	var typ, itemType []byte
 	deltaPresent, deltaEmpty := false, false
 	var status, code, msg []byte
 	for s.more('}') {
 		switch string(s.key()) {
 		case "type":
 			typ, _ = s.strValue()
+		case "item":
+			itemType = objectType(s)
 		case "delta":
 			deltaPresent = true
 			deltaEmpty = !s.nonEmpty()
@@ -334,6 +340,14 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 			f.addFinish(status)
 		}
 		return kindLifecycle
+	case t == "response.output_item.added":
+		// A tool call starts with its item, which names the tool (as a
+		// Chat stream's first tool_calls delta does): function_call,
+		// custom_tool_call, mcp_call, …; a message or reasoning item
+		// starts empty.
+		if strings.Contains(string(itemType), "call") && !strings.HasSuffix(string(itemType), "_output") {
+			return kindToolCall
+		}
 	case strings.HasSuffix(t, ".delta"):
 		if deltaPresent && deltaEmpty {
 			return kindLifecycle
@@ -390,13 +404,16 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		s.bad = true
 		return kindLifecycle
 	}
-	var typ, deltaType []byte
+	var typ, deltaType, blockType []byte
+	deltaCarries := false
 	for s.more('}') {
 		switch string(s.key()) {
 		case "type":
 			typ, _ = s.strValue()
 		case "delta":
-			deltaType = f.anthropicDelta(s)
+			deltaType, deltaCarries = f.anthropicDelta(s)
+		case "content_block":
+			blockType = objectType(s)
 		case "message":
 			f.anthropicMessage(s, true)
 		case "usage":
@@ -419,7 +436,18 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		return kindError
 	case "message_stop":
 		f.marker = true
+	case "content_block_start":
+		// A tool call starts with its block, which names the tool (as a
+		// Chat stream's first tool_calls delta does); a text or thinking
+		// block starts empty.
+		switch string(blockType) {
+		case "tool_use", "server_tool_use", "mcp_tool_use":
+			return kindToolCall
+		}
 	case "content_block_delta":
+		if !deltaCarries {
+			return kindLifecycle // "text":"" and the like: nothing arrived
+		}
 		switch string(deltaType) {
 		case "text_delta", "citations_delta":
 			return kindContent
@@ -432,15 +460,24 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 	return kindLifecycle
 }
 
-func (f *facts) anthropicDelta(s *jscan) (typ []byte) {
+// anthropicDelta reads a delta object: its type, and whether its payload
+// (text, thinking, partial_json, citation) is non-empty. A delta without
+// any of those keys carries what its type says.
+func (f *facts) anthropicDelta(s *jscan) (typ []byte, carries bool) {
 	if !s.enter('{') {
 		s.skip()
-		return nil
+		return nil, false
 	}
+	payload, nonEmpty := false, false
 	for s.more('}') {
 		switch string(s.key()) {
 		case "type":
 			typ, _ = s.strValue()
+		case "text", "thinking", "partial_json", "citation":
+			payload = true
+			if s.nonEmpty() {
+				nonEmpty = true
+			}
 		case "stop_reason":
 			if r, ok := s.strValue(); ok {
 				f.addFinish(r)
@@ -448,6 +485,23 @@ func (f *facts) anthropicDelta(s *jscan) (typ []byte) {
 		default:
 			s.skip()
 		}
+	}
+	return typ, nonEmpty || !payload
+}
+
+// objectType reads an object (a Responses output item, an Anthropic content
+// block) and returns its "type".
+func objectType(s *jscan) (typ []byte) {
+	if !s.enter('{') {
+		s.skip()
+		return nil
+	}
+	for s.more('}') {
+		if string(s.key()) == "type" {
+			typ, _ = s.strValue()
+			continue
+		}
+		s.skip()
 	}
 	return typ
 }

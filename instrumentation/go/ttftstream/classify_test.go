@@ -36,6 +36,9 @@ func TestClassifyChunks(t *testing.T) {
 		{"responses created", formatResponses, "response.created", `{"type":"response.created","response":{"id":"r","status":"in_progress"}}`, kindLifecycle},
 		{"responses in_progress", formatResponses, "", `{"type":"response.in_progress"}`, kindLifecycle},
 		{"responses output_item.added", formatResponses, "", `{"type":"response.output_item.added","item":{"type":"message"}}`, kindLifecycle},
+		{"responses function_call item added", formatResponses, "", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":""}}`, kindToolCall},
+		{"responses reasoning item added", formatResponses, "", `{"type":"response.output_item.added","item":{"type":"reasoning","summary":[]}}`, kindLifecycle},
+		{"responses done", formatResponses, "", `[DONE]`, kindLifecycle},
 		{"responses content_part.added", formatResponses, "", `{"type":"response.content_part.added"}`, kindLifecycle},
 		{"responses output_text.delta", formatResponses, "", `{"type":"response.output_text.delta","delta":"Hi"}`, kindContent},
 		{"responses empty delta", formatResponses, "", `{"type":"response.output_text.delta","delta":""}`, kindLifecycle},
@@ -58,6 +61,15 @@ func TestClassifyChunks(t *testing.T) {
 		{"anthropic thinking_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}`, kindReasoning},
 		{"anthropic signature_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}`, kindLifecycle},
 		{"anthropic input_json_delta", formatAnthropic, "", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}`, kindToolCall},
+		// A tool call starts with the block that names the tool (the
+		// fixtures' ground truth: first content at tool_block_start).
+		{"anthropic tool_use block start", formatAnthropic, "", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"t1","name":"get_weather","input":{}}}`, kindToolCall},
+		{"anthropic server_tool_use block start", formatAnthropic, "", `{"type":"content_block_start","index":1,"content_block":{"type":"server_tool_use","id":"t1","name":"web_search"}}`, kindToolCall},
+		{"anthropic thinking block start", formatAnthropic, "", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`, kindLifecycle},
+		// An empty delta carries nothing.
+		{"anthropic empty text_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}`, kindLifecycle},
+		{"anthropic empty thinking_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":""}}`, kindLifecycle},
+		{"anthropic empty input_json_delta", formatAnthropic, "", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":""}}`, kindLifecycle},
 		{"anthropic block stop", formatAnthropic, "", `{"type":"content_block_stop","index":0}`, kindLifecycle},
 		{"anthropic message_delta", formatAnthropic, "", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9}}`, kindLifecycle},
 		{"anthropic message_stop", formatAnthropic, "", `{"type":"message_stop"}`, kindLifecycle},
@@ -136,6 +148,21 @@ func TestClassifyRejectsMalformed(t *testing.T) {
 	k, ok := f.classify(formatAnthropic, nil, []byte(`{"type":"content_block_delta","delta":{"type":"text_delta","text":"aaaa`), true)
 	if !ok || k != kindContent {
 		t.Errorf("cut frame: %s %v", k, ok)
+	}
+	// A frame longer than the limit carries what its start says: a 2 MiB
+	// image part is a Gemini model's first content, a long delta a Chat one.
+	for _, c := range []struct {
+		ft   format
+		data string
+	}{
+		{formatGemini, `{"candidates":[{"content":{"role":"model","parts":[{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo`},
+		{formatChat, `{"choices":[{"index":0,"delta":{"content":"aaaa`},
+		{formatResponses, `{"type":"response.output_text.delta","delta":"aaaa`},
+	} {
+		var f facts
+		if k, ok := f.classify(c.ft, nil, []byte(c.data), true); !ok || k != kindContent {
+			t.Errorf("cut %q: %s %v, want content", c.data, k, ok)
+		}
 	}
 }
 

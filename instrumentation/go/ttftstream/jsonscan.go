@@ -157,10 +157,18 @@ func (s *jscan) nonEmpty() bool {
 	c := s.peek()
 	start := s.i
 	s.skip()
+	raw := s.b[start:s.i]
 	if s.bad {
+		// Cut off by the frame limit (classify's partial): what arrived of
+		// a string, an array or an object is something.
+		switch c {
+		case '"':
+			return len(raw) > 1
+		case '[', '{':
+			return len(bytes.TrimSpace(raw[1:])) > 0
+		}
 		return false
 	}
-	raw := s.b[start:s.i]
 	switch c {
 	case '"':
 		return len(raw) > 2

@@ -140,6 +140,7 @@ type recorder struct {
 	keepOn bool
 	failed string // why parsing stopped
 	done   bool
+	lined  bool // a line was read: the stream's BOM, if any, is behind
 	status int
 
 	limit   *firstTokenLimit // nil: no WithFirstTokenTimeout for this call
@@ -222,6 +223,11 @@ func (r *recorder) carry(b []byte) {
 }
 
 func (r *recorder) processLine(line []byte, now time.Time) {
+	if !r.lined {
+		// The SSE decoder strips one UTF-8 byte order mark at the start.
+		r.lined = true
+		line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+	}
 	if len(line) == 0 {
 		r.dispatch(now)
 		return

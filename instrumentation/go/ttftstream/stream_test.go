@@ -452,7 +452,7 @@ func TestFormatsEndToEnd(t *testing.T) {
 			"content_block_delta\x00"+`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}`,
 			"message_delta\x00"+`{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}`,
 			"message_stop\x00"+`{"type":"message_stop"}`),
-			[]string{"lifecycle", "keepalive", "lifecycle", "tool_call"}, endCompleted},
+			[]string{"lifecycle", "keepalive", "tool_call"}, endCompleted}, // the tool_use block names the tool
 		{"beta/models/gemini-2.5-flash:streamGenerateContent", sse(
 			`{"candidates":[{"content":{"parts":[{"text":"hm","thought":true}],"role":"model"}}]}`,
 			`{"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2}}`),
@@ -496,5 +496,30 @@ func TestNonStreamedResponse(t *testing.T) {
 		if len(s.chunkKinds()) != 0 || s.attr("gen_ai.request.stream").AsBool() || s.end.Sub(s.start) != 200*ms {
 			t.Errorf("%s: events %v stream %v duration %v", c.path, s.chunkKinds(), s.attr("gen_ai.request.stream").AsBool(), s.end.Sub(s.start))
 		}
+	}
+}
+
+// Streams from OpenAI-compatible servers: a UTF-8 byte order mark before
+// the first field (the SSE decoder strips it), and a Responses stream
+// ended by Chat's data: [DONE] after response.completed. Neither loses an
+// event or the summary.
+func TestCompatibleServersFraming(t *testing.T) {
+	bom := run(t, call{path: "/chat/completions", body: `{"model":"m","stream":true}`, steps: []step{{data: "\uFEFF" + sse(
+		`{"choices":[{"delta":{"content":"Hi"}}]}`, `[DONE]`)}}})
+	if got := bom.span.chunkKinds(); !slices.Equal(got, []string{"content"}) {
+		t.Errorf("after a BOM: events %v, want [content]", got)
+	}
+	done := run(t, call{path: "/responses", body: `{"model":"m","stream":true}`, steps: []step{{data: sse(
+		"response.output_text.delta\x00"+`{"type":"response.output_text.delta","delta":"Hi"}`,
+		"response.completed\x00"+`{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":3,"output_tokens":1}}}`,
+		`[DONE]`)}}})
+	if v := done.span.attr(AttrInstrumentError); v.Type() != attribute.INVALID {
+		t.Errorf("a trailing [DONE]: instrumentation error %q", v.AsString())
+	}
+	if got := done.span.attr(AttrStreamEnd).AsString(); got != endCompleted {
+		t.Errorf("a trailing [DONE]: end %s", got)
+	}
+	if got := done.span.attr(AttrChunkCount).AsInt64(); got != 3 {
+		t.Errorf("a trailing [DONE]: %d chunks counted, want 3", got)
 	}
 }

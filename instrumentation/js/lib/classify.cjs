@@ -46,10 +46,6 @@ function openaiUsage(f, u) {
 }
 
 function chat(f, data) {
-  if (data.trim() === '[DONE]') {
-    f.marker = true;
-    return 'lifecycle';
-  }
   const o = JSON.parse(data);
   if (!isObj(o)) throw new Error('not an object');
   let k = 'lifecycle';
@@ -107,6 +103,14 @@ function responses(f, data, event) {
     addFinish(f, status);
     return 'lifecycle';
   }
+  if (t === 'response.output_item.added') {
+    // A tool call starts with its item, which names the tool (as a Chat
+    // stream's first tool_calls delta does): function_call,
+    // custom_tool_call, mcp_call, …; a message or reasoning item starts empty.
+    const it = isObj(o.item) ? str(o.item.type) : undefined;
+    if (it && it.includes('call') && !it.endsWith('_output')) return 'tool_call';
+    return 'lifecycle';
+  }
   if (t.endsWith('.delta')) {
     if ('delta' in o && !nonEmpty(o.delta)) return 'lifecycle';
     if (RESPONSES_CONTENT.has(t)) return 'content';
@@ -132,6 +136,20 @@ function anthropicMessage(f, m, started) {
   addFinish(f, m.stop_reason);
 }
 
+// deltaCarries: an Anthropic delta's payload (text, thinking, partial_json,
+// citation) is non-empty; a delta without any of those carries what its
+// type says.
+function deltaCarries(d) {
+  let payload = false;
+  for (const key of ['text', 'thinking', 'partial_json', 'citation']) {
+    if (key in d) {
+      payload = true;
+      if (nonEmpty(d[key])) return true;
+    }
+  }
+  return !payload;
+}
+
 function anthropic(f, data, event) {
   const o = JSON.parse(data);
   if (!isObj(o)) throw new Error('not an object');
@@ -148,8 +166,19 @@ function anthropic(f, data, event) {
     case 'message_stop':
       f.marker = true;
       return 'lifecycle';
+    case 'content_block_start':
+      // A tool call starts with its block, which names the tool; a text
+      // or thinking block starts empty.
+      switch (isObj(o.content_block) ? o.content_block.type : undefined) {
+        case 'tool_use':
+        case 'server_tool_use':
+        case 'mcp_tool_use':
+          return 'tool_call';
+      }
+      return 'lifecycle';
     case 'content_block_delta':
-      switch (isObj(o.delta) ? o.delta.type : undefined) {
+      if (!isObj(o.delta) || !deltaCarries(o.delta)) return 'lifecycle'; // "text":"" and the like
+      switch (o.delta.type) {
         case 'text_delta':
         case 'citations_delta':
           return 'content';
@@ -201,6 +230,14 @@ const FORMATS = { chat, responses, anthropic, gemini };
 // classify returns the kind of one SSE event; it throws on data that is not
 // what the format promises.
 function classify(f, format, event, data) {
+  if (data.trim() === '[DONE]') {
+    // Chat's completion marker. OpenAI-compatible servers end other
+    // formats' streams with it too (the OpenAI SDKs accept it on every
+    // endpoint): there it is framing, and the format's own marker
+    // (response.completed, message_stop) says whether the call finished.
+    if (format === 'chat') f.marker = true;
+    return 'lifecycle';
+  }
   return FORMATS[format](f, data, event);
 }
 
