@@ -7,6 +7,7 @@
 
 const api = require('@opentelemetry/api');
 const { classify, classifyResponse, newFacts, stopsClock } = require('./lib/classify.cjs');
+const { completeCut } = require('./lib/cutjson.cjs');
 
 const SCOPE = '@otelcol-ttft/ttftstream';
 const VERSION = '0.1.0';
@@ -275,6 +276,15 @@ class Recorder {
         k = classify(this.facts, this.format, this.event, this.data);
       } catch {
         k = undefined;
+      }
+      if (k === undefined && this.dataLong) {
+        // Cut at the line limit: read as far as it goes (lib/cutjson.cjs).
+        const whole = completeCut(this.data);
+        try {
+          k = whole === undefined ? undefined : classify(this.facts, this.format, this.event, whole);
+        } catch {
+          k = undefined;
+        }
       }
       if (k === undefined) {
         this.stop(this.dataLong ? `${this.format} event longer than ${MAX_LINE} characters` : `malformed ${this.format} event`);
