@@ -147,8 +147,9 @@ func BenchmarkFloorRecordWrite(b *testing.B) {
 // through pdata, measured). Everything read is folded into the returned sum,
 // order-independent so evidenceSum can check it a different way: a floor
 // that skipped a read would fail the check. then, when set, runs on each
-// span after it is read.
-func readWalk(td ptrace.Traces, then func(ptrace.Span)) uint64 {
+// span after it is read. events, when set, reads the span's events instead
+// of the walk's own loop, given the span's start and end.
+func readWalk(td ptrace.Traces, then func(ptrace.Span), events func(ptrace.SpanEventSlice, uint64, uint64) uint64) uint64 {
 	var sink uint64
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
@@ -169,16 +170,20 @@ func readWalk(td ptrace.Traces, then func(ptrace.Span)) uint64 {
 					return true
 				})
 				evs := span.Events()
-				for e := 0; e < evs.Len(); e++ {
-					ev := evs.At(e)
-					sink += foldStr(ev.Name()) + uint64(ev.Timestamp())
-					ev.Attributes().Range(func(key string, v pcommon.Value) bool {
-						if key == derive.AttrChunkKind {
-							sink += foldStr(v.Str())
-							return false
-						}
-						return true
-					})
+				if events != nil {
+					sink += events(evs, uint64(span.StartTimestamp()), uint64(span.EndTimestamp()))
+				} else {
+					for e := 0; e < evs.Len(); e++ {
+						ev := evs.At(e)
+						sink += foldStr(ev.Name()) + uint64(ev.Timestamp())
+						ev.Attributes().Range(func(key string, v pcommon.Value) bool {
+							if key == derive.AttrChunkKind {
+								sink += foldStr(v.Str())
+								return false
+							}
+							return true
+						})
+					}
 				}
 				if then != nil {
 					then(span)
@@ -277,7 +282,7 @@ func evidenceSum(td ptrace.Traces) uint64 {
 func TestReadWalkReadsEvidence(t *testing.T) {
 	td := benchTraces()
 	want := evidenceSum(td)
-	if got := readWalk(td, nil); got != want {
+	if got := readWalk(td, nil, nil); got != want {
 		t.Fatalf("readWalk = %d, evidenceSum = %d", got, want)
 	}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(7)
@@ -287,9 +292,9 @@ func TestReadWalkReadsEvidence(t *testing.T) {
 		"event time":     func() { span.Events().At(4).SetTimestamp(span.Events().At(4).Timestamp() + 1) },
 		"status message": func() { span.Status().SetMessage("x") },
 	} {
-		before := readWalk(td, nil)
+		before := readWalk(td, nil, nil)
 		change()
-		after := readWalk(td, nil)
+		after := readWalk(td, nil, nil)
 		if after == before {
 			t.Errorf("%s: readWalk's sum did not change", name)
 		}
@@ -314,11 +319,117 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 		if got != 0 && got != want {
 			b.Fatalf("readWalk read %d, want %d", got, want)
 		}
-		got = readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) })
+		got = readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, nil)
 	})
 	if got != want {
 		b.Fatalf("readWalk read %d, want %d", got, want)
 	}
+}
+
+// chunkSums is what the derivation's chunk-event rules (docs/architecture.md
+// §1) take from a span's ttft.chunk events: the first chunk and the first
+// content (times minus one: none is the largest value), the content
+// chunks, the longest pause after the first content.
+type chunkSums struct {
+	firstAny, firstContent, lastChunk, maxGap uint64
+	contentChunks                             int64
+	errorChunk                                bool
+}
+
+// chunkRules applies those rules to the events within [lo, hi], as
+// derive's onlyChunks does (the same loop, kept alike by
+// TestChunkRulesAgreeWithTheDerivation), and folds the sums.
+func chunkRules(events ptrace.SpanEventSlice, lo, hi uint64) uint64 {
+	c := chunkSums{firstAny: ^uint64(0), firstContent: ^uint64(0)}
+	for i := 0; i < events.Len(); i++ {
+		ev := events.At(i)
+		if ev.Name() != derive.EventChunk {
+			return 0
+		}
+		t := uint64(ev.Timestamp())
+		if t < lo || t > hi {
+			continue
+		}
+		c.firstAny = min(c.firstAny, t-1)
+		var kind string
+		ev.Attributes().Range(func(k string, v pcommon.Value) bool {
+			if k == derive.AttrChunkKind {
+				kind = v.Str()
+				return false
+			}
+			return true
+		})
+		switch kind {
+		case derive.KindContent, derive.KindToolCall, derive.KindReasoning:
+			c.contentChunks++
+			c.firstContent = min(c.firstContent, t-1)
+		case derive.KindKeepalive:
+			continue
+		case derive.KindError:
+			c.errorChunk = true
+		}
+		if t-1 < c.firstContent {
+			continue
+		}
+		if t > c.lastChunk {
+			if c.lastChunk != 0 {
+				c.maxGap = max(c.maxGap, t-c.lastChunk)
+			}
+			c.lastChunk = t
+		}
+	}
+	lastChunkSums = c
+	return c.firstAny + c.firstContent + c.maxGap + uint64(c.contentChunks)
+}
+
+// lastChunkSums keeps chunkRules' last result for the agreement test.
+var lastChunkSums chunkSums
+
+// TestChunkRulesAgreeWithTheDerivation: chunkRules gives, on each span of
+// the benchmark corpus, the first content, first chunk, longest pause and
+// content chunks of the record the processor derives.
+func TestChunkRulesAgreeWithTheDerivation(t *testing.T) {
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	td := benchTraces()
+	n := 0
+	d.Traces(td, func(_ pcommon.Resource, span ptrace.Span, r *record.Record) {
+		start := uint64(span.StartTimestamp())
+		chunkRules(span.Events(), start, uint64(span.EndTimestamp())+1e6)
+		c := lastChunkSums
+		if got, want := float64(c.firstContent+1-start)/1e9, r.TimeToFirstContent; !r.HasTimeToFirstContent || got != want {
+			t.Fatalf("first content %v, derived %v", got, want)
+		}
+		if got, want := float64(c.firstAny+1-start)/1e9, r.TimeToFirstChunk; !r.HasTimeToFirstChunk || got != want {
+			t.Fatalf("first chunk %v, derived %v", got, want)
+		}
+		if got, want := float64(c.maxGap)/1e9, r.MaxChunkGap; !r.HasMaxChunkGap || got != want {
+			t.Fatalf("longest pause %v, derived %v", got, want)
+		}
+		if c.contentChunks != r.ContentChunks {
+			t.Fatalf("content chunks %d, derived %d", c.contentChunks, r.ContentChunks)
+		}
+		n++
+	})
+	if n != benchSpans {
+		t.Fatalf("%d records, want %d", n, benchSpans)
+	}
+}
+
+// BenchmarkFloorChunkRules is BenchmarkFloorReadWrite with the chunk-event
+// rules applied to the events it reads: the floor of any processor that
+// applies them through pdata and writes the record, with every span-level
+// rule (producers, outcome, band, target, nesting, attempts, bounds) free.
+// Against it, BenchmarkProcessor's excess is the span-level bookkeeping.
+func BenchmarkFloorChunkRules(b *testing.B) {
+	rec := derivedRecord(b)
+	var sink uint64
+	runBench(b, func(td ptrace.Traces) {
+		sink += readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, chunkRules)
+	})
+	_ = sink
 }
 
 // benchProcessor is the genai_ttft processor with the default
