@@ -335,7 +335,9 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 		return reason
 	}
 
-	if o, ok := timeoutOutcome(kind, hasTTFT); ok {
+	// Content was seen only where a first-content clock stopped: a first
+	// chunk may have been role-only, as on spans (contentSeen).
+	if o, ok := timeoutOutcome(kind, hasTTFT && firstContent); ok {
 		outcome = o
 	}
 	// A first-content export that says no first token came cannot also have one.

@@ -192,7 +192,10 @@ func TestRowOutcomes(t *testing.T) {
 	}{
 		"no status is a finished request":      {chunk, GatewayRow{}, record.OutcomeComplete, false},
 		"status timeout without a first token": {chunk, GatewayRow{Outcome: OutcomeTimeout}, record.OutcomeTimeoutFirstToken, false},
-		"status timeout after a first token":   {chunk, GatewayRow{Outcome: OutcomeTimeout, TTFT: 300.0}, record.OutcomeTimeoutIdle, true},
+		"status timeout after a first content": {content, GatewayRow{Outcome: OutcomeTimeout, TTFT: 300.0}, record.OutcomeTimeoutIdle, true},
+		// A first chunk may have been role-only: no content is known to have
+		// come, as on spans.
+		"status timeout after a first chunk": {chunk, GatewayRow{Outcome: OutcomeTimeout, TTFT: 300.0}, record.OutcomeTimeoutFirstToken, true},
 		"Bifrost's idle timeout before any content": {chunk, GatewayRow{Outcome: record.OutcomeError,
 			ErrorText: "Error reading stream: stream idle timeout: no data received within configured window"}, record.OutcomeTimeoutFirstToken, false},
 		"a deadline":                 {chunk, GatewayRow{Outcome: record.OutcomeError, ErrorText: "context deadline exceeded"}, record.OutcomeTimeoutDeadline, false},

@@ -25,6 +25,14 @@ func (e *evidence) timeoutOf() timeoutKind {
 			return k
 		}
 	}
+	// A timeout named only in the message, under a type that says nothing
+	// (exception.type=Error, "APIConnectionTimeoutError: Request timed
+	// out."; "context deadline exceeded").
+	for _, msg := range [...]string{e.excMsg, e.statusMsg} {
+		if k := textTimeout(msg); k != timeoutNone {
+			return k
+		}
+	}
 	return statusTimeout(e.httpStatus)
 }
 

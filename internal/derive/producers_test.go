@@ -463,6 +463,12 @@ func TestOutcomes(t *testing.T) {
 		{"timeout after content", ptrace.StatusCodeError, map[string]any{"error.type": "ReadTimeout"}, []eventSpec{chunk(100*time.Millisecond, KindContent)}, record.OutcomeTimeoutIdle},
 		{"exception TimeoutError", ptrace.StatusCodeError, nil, []eventSpec{{name: "exception", at: time.Second, attrs: map[string]any{"exception.type": "TimeoutError"}}}, record.OutcomeTimeoutFirstToken},
 		{"APIConnectionTimeoutError", ptrace.StatusCodeError, map[string]any{"error.type": "APIConnectionTimeoutError"}, nil, record.OutcomeTimeoutFirstToken},
+		// A timeout named only in the exception's message, under a type that
+		// says nothing.
+		{"timeout in the message only", ptrace.StatusCodeError, nil, []eventSpec{{name: "exception", at: time.Second, attrs: map[string]any{"exception.type": "Error", "exception.message": "APIConnectionTimeoutError: Request timed out."}}}, record.OutcomeTimeoutFirstToken},
+		{"timeout in the message after content", ptrace.StatusCodeError, nil, []eventSpec{chunk(100*time.Millisecond, KindContent), {name: "exception", at: time.Second, attrs: map[string]any{"exception.type": "Error", "exception.message": "Request timed out."}}}, record.OutcomeTimeoutIdle},
+		{"deadline in the message", ptrace.StatusCodeError, nil, []eventSpec{{name: "exception", at: time.Second, attrs: map[string]any{"exception.type": "*url.Error", "exception.message": "Post \"https://api\": context deadline exceeded"}}}, record.OutcomeTimeoutDeadline},
+		{"a message about something else", ptrace.StatusCodeError, nil, []eventSpec{{name: "exception", at: time.Second, attrs: map[string]any{"exception.type": "Error", "exception.message": "Invalid API key"}}}, record.OutcomeError},
 		{"http 504", ptrace.StatusCodeError, map[string]any{"http.response.status_code": 504}, nil, record.OutcomeTimeoutFirstToken},
 		{"http 408", ptrace.StatusCodeUnset, map[string]any{"http.response.status_code": 408}, nil, record.OutcomeTimeoutFirstToken},
 		{"finish reason error", ptrace.StatusCodeUnset, map[string]any{"ai.response.finishReason": "error"}, nil, record.OutcomeError},
