@@ -296,6 +296,14 @@ func (d *Deriver) apply(e *evidence, row *Row, v pcommon.Value) {
 		case MeaningFirstChunk:
 			e.chunk.offer(f, row.Key, row.Rank)
 		case MeaningServerFirstToken:
+			if !e.server {
+				// A server's clock starts at arrival, so the row holds only
+				// on a SERVER span (vLLM's). Elsewhere the producer is not
+				// known: a time to "first token" is a first chunk, the lower
+				// bound, as for the other keys of unknown producers.
+				e.chunk.offer(f, row.Key, row.Rank)
+				return
+			}
 			e.srvTTFT.offer(f, row.Key, row.Rank)
 		case MeaningHeaders:
 			e.headers.offer(f, row.Key, row.Rank)

@@ -429,6 +429,15 @@ func TestVLLMServerSpan(t *testing.T) {
 	assert.Equal(t, record.ObserverServer, rec.Observer)
 	assert.InDelta(t, 0.41, rec.TimeToFirstContent, 1e-9)
 	assert.Equal(t, "16k-64k", rec.PromptBand)
+
+	// The key's meaning holds on a server's span only: on a client's, whose
+	// producer is not known, it is a first chunk, the lower bound.
+	rec = deriveOne(t, spanSpec{name: "chat llama", kind: ptrace.SpanKindClient, dur: 2 * time.Second,
+		attrs: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.latency.time_to_first_token": 0.41, "gen_ai.request.model": "llama"}})
+	assert.Equal(t, record.ObserverClient, rec.Observer)
+	assert.False(t, rec.HasTimeToFirstContent)
+	assert.InDelta(t, 0.41, rec.TimeToFirstChunk, 1e-9)
+	assert.Equal(t, record.MeasuredAtFirstChunk, rec.MeasuredAt)
 }
 
 func TestLiteLLMStreamingFlag(t *testing.T) {
