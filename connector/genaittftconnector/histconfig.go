@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -68,6 +69,20 @@ type HistogramSource struct {
 	MeasuredAtByProvider map[string]string `mapstructure:"measured_at_by_provider"`
 	// Observer is where the clock ran: client, gateway or server.
 	Observer string `mapstructure:"observer"`
+	// SkipScopes are instrumentation scope name prefixes whose metric of
+	// this name is not read (counted as skipped, scope_skipped): a producer
+	// that emits the metric with another clock than its name says.
+	SkipScopes []string `mapstructure:"skip_scopes"`
+}
+
+// skips reports whether the source's metric from scope is not read.
+func (s *HistogramSource) skips(scope string) bool {
+	for _, p := range s.SkipScopes {
+		if strings.HasPrefix(scope, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // defaultHistogramSources is the built-in table (README: "Histogram inputs").
@@ -109,10 +124,15 @@ func defaultHistogramSources() []HistogramSource {
 		},
 		{
 			// GenAI semconv server metric (OTLP name, then the Prometheus name).
-			// Producers differ in what they stop at: first_chunk.
+			// Producers differ in what they stop at: first_chunk. OpenLIT, a
+			// client library, emits it too, on the client's clock after the
+			// response headers, with the values of the
+			// gen_ai.client.operation.time_to_first_chunk it also emits (the
+			// fixtures' captures): counted there, as a client's.
 			Metric: "gen_ai.server.time_to_first_token", Unit: "s",
 			ProviderLabels: []string{"gen_ai.provider.name", "gen_ai.system"}, ModelLabels: []string{"gen_ai.request.model", "gen_ai.response.model"},
 			MeasuredAt: record.MeasuredAtFirstChunk, Observer: record.ObserverServer,
+			SkipScopes: []string{"openlit"},
 		},
 		{
 			Metric: "gen_ai_server_time_to_first_token_seconds", Unit: "s",
@@ -210,6 +230,11 @@ func (h *HistogramsConfig) check() error {
 		}
 		if len(s.ModelLabels) == 0 {
 			add("%s::model_labels is empty: name the label that carries the model", k)
+		}
+		for j, p := range s.SkipScopes {
+			if p == "" {
+				add("%s::skip_scopes[%d] is empty: it would skip every scope; name a scope prefix, or remove it", k, j)
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -71,6 +71,9 @@ func TestValidateRejectsHistograms(t *testing.T) {
 		{"model labels", func(h *HistogramsConfig) {
 			h.Sources = []HistogramSource{{Metric: "x", MeasuredAt: "first_chunk", Observer: "gateway"}}
 		}, "histograms::sources[0]::model_labels"},
+		{"empty skip scope", func(h *HistogramsConfig) {
+			h.Sources = []HistogramSource{{Metric: "x", ModelLabels: []string{"m"}, MeasuredAt: "first_chunk", Observer: "gateway", SkipScopes: []string{"openlit", ""}}}
+		}, "histograms::sources[0]::skip_scopes[1] is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := defaultConfig()

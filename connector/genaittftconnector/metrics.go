@@ -27,6 +27,7 @@ const (
 	skipOutOfOrder        = "out_of_order"
 	skipSourceSeriesLimit = "source_series_limit"
 	skipUnsupportedUnit   = "unsupported_unit"
+	skipScopeSkipped      = "scope_skipped" // the source's skip_scopes name the metric's scope
 )
 
 // What happened to a recognised, valid data point (histogram_points{result}).
@@ -131,12 +132,17 @@ func (h *histInput) consume(tgt *target, md pmetric.Metrics, now time.Time, st *
 		resKey := ""
 		sms := rm.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
+			scope := sms.At(j).Scope().Name()
 			ms := sms.At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
 				m := ms.At(k)
 				src, ok := h.table[m.Name()]
 				if !ok {
 					st.skip(skipNotTTFTMetric, int64(dataPointCount(m)))
+					continue
+				}
+				if src.skips(scope) {
+					st.skip(skipScopeSkipped, int64(dataPointCount(m)))
 					continue
 				}
 				if resKey == "" {

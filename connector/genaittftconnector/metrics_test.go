@@ -183,3 +183,43 @@ func attrsWith(m map[string]any, kv ...string) map[string]any {
 }
 
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestOpenLITServerMetricIsNotAServers feeds OpenLIT's real metrics (the
+// fixtures' openlit-openai/normal capture). OpenLIT, a client library,
+// emits the semconv server metric gen_ai.server.time_to_first_token on its
+// own clock, with the values of the gen_ai.client.operation.time_to_first_chunk
+// it also emits: each call counts once, as a client's first chunk, and the
+// server metric's points are counted as scope_skipped.
+func TestOpenLITServerMetricIsNotAServers(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "openlit-openai", "normal.metrics.json"))
+	require.NoError(t, err)
+	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
+	require.NoError(t, err)
+	server := 0
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
+				if m.Name() == "gen_ai.server.time_to_first_token" {
+					server += dataPointCount(m)
+				}
+			}
+		}
+	}
+	require.Positive(t, server, "the capture holds the server metric")
+
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	cfg := defaultConfig()
+	cfg.Histograms.InitialValue = initialKeep // one capture: its points count whole
+	c, sink := newMetricsConnector(t, cfg, clockwork.NewFakeClockAt(testStart), tel)
+	require.NoError(t, c.ConsumeMetrics(context.Background(), md))
+	out := flushNow(t, c, sink)
+
+	samples := points(out, "ttft.window.samples")
+	require.NotEmpty(t, samples)
+	for _, p := range samples {
+		assert.Equal(t, record.ObserverClient, p.attrs[record.KeyObserver], "%v", p.attrs)
+		assert.Equal(t, record.MeasuredAtFirstChunk, p.attrs[record.KeyMeasuredAt], "%v", p.attrs)
+	}
+	assert.Equal(t, int64(server), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipScopeSkipped])
+}
