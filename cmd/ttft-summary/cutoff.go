@@ -41,6 +41,10 @@ func Cutoffs(s *Summary, policy string) []RouteCutoff {
 			routes = append(routes, r.Route)
 		}
 		v, has := r.Clock.Recommended[policy]
+		// A cutoff in whole milliseconds, positive and within a day: a
+		// value past that (or not finite) from some other source is no
+		// routing rule's ttft_timeout_ms.
+		has = has && v >= 0.001 && v <= 86400
 		if r.FailedOver {
 			if has {
 				fallbackOnly[r.Route] = r

@@ -57,6 +57,9 @@ func run(ctx context.Context, w io.Writer, url string, interval, wait time.Durat
 		switch {
 		case err == nil && len(s.Rows) > 0:
 			total := len(s.Rows)
+			// Cutoffs from every row: hiding small rows from the table must
+			// not change the cutoff a route needs.
+			cs := Cutoffs(s, opts.cutoffPolicy)
 			hidden := s.Filter(minRequests)
 			fmt.Fprintf(w, "\n%s  %s  %d targets x bands", time.Now().UTC().Format("15:04:05 UTC"), url, total)
 			if hidden > 0 {
@@ -64,7 +67,6 @@ func run(ctx context.Context, w io.Writer, url string, interval, wait time.Durat
 			}
 			fmt.Fprintln(w)
 			render(w, s)
-			cs := Cutoffs(s, opts.cutoffPolicy)
 			renderCutoffs(w, cs, opts.cutoffPolicy)
 			if opts.cutoffJSON {
 				fmt.Fprintln(w)

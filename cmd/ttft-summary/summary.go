@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
@@ -29,6 +30,7 @@ const (
 	labelBound      = "ttft_quantile_bound"
 	labelResolution = "ttft_resolution"
 	labelFailedOver = "ttft_failed_over"
+	labelObserver   = "ttft_observer"
 )
 
 // Target identifies one row: a target (route, model, provider) in one prompt band.
@@ -37,6 +39,10 @@ type Target struct {
 	// FailedOver marks a histogram source's fallback attempts (Bifrost
 	// fallback_index > 0), kept apart from the primary attempts.
 	FailedOver bool
+	// Observer and Resolution are a histogram source's window (ttft_observer,
+	// ttft_resolution): its own row, never merged with the exact window of
+	// the same target and band, nor with another source's.
+	Observer, Resolution string
 }
 
 // Clock holds what the collector reported for one target and band, measured
@@ -130,6 +136,9 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 
 	row := func(l map[string]string) *Row {
 		t := Target{Route: l[labelRoute], Model: l[labelModel], Provider: l[labelProvider], Band: l[labelBand], FailedOver: l[labelFailedOver] == "true"}
+		if res := l[labelResolution]; res != "" {
+			t.Observer, t.Resolution = l[labelObserver], res
+		}
 		r, ok := rows[t]
 		if !ok {
 			r = &Row{Target: t}
@@ -236,7 +245,16 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 			return a.Provider < b.Provider
 		}
 		if a.Band != b.Band {
-			return bandOrder(a.Band) < bandOrder(b.Band)
+			if oa, ob := bandOrder(a.Band), bandOrder(b.Band); oa != ob {
+				return oa < ob
+			}
+			return a.Band < b.Band // "all", "unknown": both last
+		}
+		if a.Resolution != b.Resolution {
+			return a.Resolution < b.Resolution // the exact window first
+		}
+		if a.Observer != b.Observer {
+			return a.Observer < b.Observer
 		}
 		return !a.FailedOver && b.FailedOver
 	})
@@ -361,8 +379,12 @@ func render(w io.Writer, s *Summary) {
 		if c.Resolution != "" {
 			failed = "-" // a histogram carries no outcomes
 		}
+		clock := clockName(r.MeasuredAt)
+		if r.Observer != "" {
+			clock += " (" + cellText(r.Observer) + ")" // a histogram source's window: where its clock ran
+		}
 		cells := []string{
-			orDash(r.Route), model, orDash(r.Provider), orDash(r.Band), clockName(r.MeasuredAt),
+			cellText(orDash(r.Route)), cellText(model), cellText(orDash(r.Provider)), cellText(orDash(r.Band)), clock,
 			strconv.FormatFloat(r.Requests, 'f', 0, 64), failed,
 			samples(c),
 			quantileCell(c, "0.5"), quantileCell(c, "0.99"), quantileCell(c, "0.999"),
@@ -454,6 +476,15 @@ func clockName(at string) string {
 	return "-"
 }
 
+// cellText is a label value as a table cell: quoted when it holds a
+// control character (a newline would cut the row in two).
+func cellText(s string) string {
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "-"
@@ -480,6 +511,10 @@ func seconds(m map[string]float64, q string) string {
 func duration(s float64) string {
 	a := math.Abs(s)
 	switch {
+	case math.IsNaN(s):
+		return "-"
+	case a > 1e6: // past 11 days: no TTFT; printed short, not in 300 digits
+		return strconv.FormatFloat(s, 'g', 3, 64) + "s"
 	case a < 1:
 		return strconv.FormatFloat(s*1000, 'f', 0, 64) + "ms"
 	case a < 10:

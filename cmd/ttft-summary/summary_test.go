@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func parseFile(t *testing.T, path string) *Summary {
@@ -166,5 +171,97 @@ func TestFilterHidesSmallRowsButNeverAll(t *testing.T) {
 	}
 	if hidden := s.Filter(1e9); hidden != 0 || len(s.Rows) == 0 {
 		t.Errorf("a filter that would hide every row must hide none; hid %d", hidden)
+	}
+}
+
+// One target and band with an exact window and a histogram source's
+// window (both band unknown, as a histogram knows no prompt size), and two
+// histogram sources that differ only in observer and bucket kind: each
+// window is a row of its own, never added to another.
+func TestExactAndHistogramWindowsAreRowsOfTheirOwn(t *testing.T) {
+	const l = `gen_ai_provider_name="openai",gen_ai_request_model="m",ttft_route="chat",ttft_prompt_band="unknown",ttft_measured_at="first_content"`
+	exposition := `# TYPE ttft_requests_total counter
+ttft_requests_total{gen_ai_provider_name="openai",gen_ai_request_model="m",ttft_route="chat",ttft_prompt_band="unknown",ttft_outcome="complete",ttft_first_content_seen="true"} 300
+# TYPE ttft_window_samples gauge
+ttft_window_samples{` + l + `,ttft_censored="false"} 300
+ttft_window_samples{` + l + `,ttft_censored="false",ttft_observer="gateway",ttft_resolution="explicit_buckets",ttft_failed_over="false"} 5000
+ttft_window_samples{` + l + `,ttft_censored="false",ttft_observer="server",ttft_resolution="exponential_buckets",ttft_failed_over="false"} 4000
+# TYPE ttft_timeout_recommended_seconds gauge
+ttft_timeout_recommended_seconds{` + l + `,ttft_policy="gateway_cutoff"} 2.7
+ttft_timeout_recommended_seconds{` + l + `,ttft_policy="gateway_cutoff",ttft_observer="gateway",ttft_resolution="explicit_buckets",ttft_failed_over="false",ttft_quantile_bound="upper"} 6.3
+ttft_timeout_recommended_seconds{` + l + `,ttft_policy="gateway_cutoff",ttft_observer="server",ttft_resolution="exponential_buckets",ttft_failed_over="false",ttft_quantile_bound="upper"} 1.9
+`
+	s, err := Parse(strings.NewReader(exposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rows) != 3 {
+		t.Fatalf("%d rows, want 3: %+v", len(s.Rows), s.Rows)
+	}
+	want := []struct {
+		observer string
+		samples  float64
+		cutoff   float64
+	}{{"", 300, 2.7}, {"gateway", 5000, 6.3}, {"server", 4000, 1.9}}
+	for i, w := range want {
+		r := s.Rows[i]
+		if r.Observer != w.observer || r.Clock.Samples != w.samples || r.Clock.Recommended["gateway_cutoff"] != w.cutoff {
+			t.Errorf("row %d: observer %q, %v samples, cutoff %v; want %q, %v, %v", i, r.Observer, r.Clock.Samples, r.Clock.Recommended["gateway_cutoff"], w.observer, w.samples, w.cutoff)
+		}
+	}
+	if r := s.Rows[0]; r.Requests != 300 {
+		t.Errorf("the exact row has %v requests, want the counter's 300", r.Requests)
+	}
+	if cs := Cutoffs(s, "gateway_cutoff"); len(cs) != 1 || cs[0].Millis() != 6300 {
+		t.Errorf("cutoffs %+v, want chat at 6300 ms: the slowest window of the route", cs)
+	}
+}
+
+// Hiding small rows from the table does not change the cutoff a route
+// needs; a recommendation that is not a time in whole milliseconds within
+// a day sets none.
+func TestCutoffsIgnoreTheTableFilter(t *testing.T) {
+	row := func(model string, requests, cutoff float64) string {
+		l := `gen_ai_provider_name="openai",gen_ai_request_model="` + model + `",ttft_route="chat",ttft_prompt_band="<2k"`
+		return `ttft_requests_total{` + l + `,ttft_outcome="complete",ttft_first_content_seen="true"} ` + strconv.FormatFloat(requests, 'f', -1, 64) + "\n" +
+			`ttft_timeout_recommended_seconds{` + l + `,ttft_measured_at="first_content",ttft_policy="gateway_cutoff"} ` + strconv.FormatFloat(cutoff, 'g', -1, 64) + "\n"
+	}
+	body := "# TYPE ttft_requests_total counter\n# TYPE ttft_timeout_recommended_seconds gauge\n" +
+		row("fast", 5000, 2) + row("slow", 500, 9) + row("broken", 5000, 1e300)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(body)) }))
+	defer srv.Close()
+	var out bytes.Buffer
+	opts.cutoffJSON = true
+	defer func() { opts.cutoffJSON = false }()
+	if err := run(context.Background(), &out, srv.URL, time.Second, time.Second, 1000, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `{"ttft_timeout_ms": 9000}`) {
+		t.Errorf("with the slow row hidden, the cutoff must still fit it:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "1e+300s") {
+		t.Errorf("an absurd recommendation prints short:\n%s", out.String())
+	}
+}
+
+// Rows of the bands "all" and "unknown" (both after the sized bands) come
+// out in one order, and a label with a newline stays on its row.
+func TestRowOrderAndCellText(t *testing.T) {
+	exposition := "# TYPE ttft_requests_total counter\n" +
+		`ttft_requests_total{gen_ai_request_model="nl\nx",ttft_prompt_band="unknown",ttft_outcome="complete"} 1` + "\n" +
+		`ttft_requests_total{gen_ai_request_model="nl\nx",ttft_prompt_band="all",ttft_outcome="complete"} 1` + "\n"
+	for range 20 {
+		s, err := Parse(strings.NewReader(exposition))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Rows[0].Band != "all" || s.Rows[1].Band != "unknown" {
+			t.Fatalf("bands %q, %q: want all, unknown", s.Rows[0].Band, s.Rows[1].Band)
+		}
+		var b bytes.Buffer
+		render(&b, s)
+		if n := strings.Count(b.String(), "\n"); n != 3 {
+			t.Fatalf("%d lines, want a header and two rows:\n%s", n, b.String())
+		}
 	}
 }
