@@ -37,6 +37,10 @@ func main() {
 	flag.StringVar(&opts.cutoffPolicy, "cutoff-policy", "gateway_cutoff", "policy whose recommendation is the per-route gateway cutoff")
 	flag.BoolVar(&opts.cutoffJSON, "ttft-timeout-json", false, `also print, per route, the body {"ttft_timeout_ms": N} of a Bifrost routing-rule update (printed only; nothing is sent)`)
 	flag.Parse()
+	if *interval <= 0 || *wait < 0 || *minRequests < 0 {
+		fmt.Fprintln(os.Stderr, "ttft-summary: -interval must be > 0 (e.g. 15s), -wait and -min-requests >= 0")
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
