@@ -16,10 +16,30 @@ import (
 // section is the heading of the section that lists the stable keys.
 const section = "## 8. Configuration"
 
-// StableConfig returns the first YAML block of docs/architecture.md §8,
+// Component returns the configuration §8 lists for one component, key
+// "processors::genai_ttft" and the like, read from the architecture
+// document at path (docs/architecture.md, from the component's directory
+// ../../docs/architecture.md). An error says the block or the component is
+// missing.
+func Component(path, key string) (*confmap.Conf, error) {
+	cm, err := stableConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	sub, err := cm.Sub(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(sub.AllKeys()) == 0 {
+		return nil, fmt.Errorf("%s: §8 lists no %s", path, key)
+	}
+	return sub, nil
+}
+
+// stableConfig returns the first YAML block of docs/architecture.md §8,
 // read from the architecture document at path, as the collector reads a
 // config file.
-func StableConfig(path string) (*confmap.Conf, error) {
+func stableConfig(path string) (*confmap.Conf, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
