@@ -817,6 +817,17 @@ func onlyChunks(events ptrace.SpanEventSlice, n int, lo, hi uint64) (chunkStats,
 	return c, true
 }
 
+// ChunkSums runs the derivation's loop over a span's ttft.chunk events
+// (onlyChunks) on the events admitted in [lo, hi]: the first chunk and the
+// first content, each minus one (^0: none), the longest pause after the
+// first content, the content chunks; ok is false at an event that is no
+// ttft.chunk. It is for the processor's BenchmarkFloorChunkRules, the floor
+// of applying the chunk rules alone.
+func ChunkSums(events ptrace.SpanEventSlice, lo, hi uint64) (firstAny, firstContent, maxGap uint64, contentChunks int64, ok bool) {
+	c, ok := onlyChunks(events, events.Len(), lo, hi)
+	return c.firstAny, c.firstContent, c.maxGap, c.contentChunks, ok
+}
+
 // mixedEvents reads the first n events of a span that has events other
 // than ttft.chunk: those go to otherEvent, the chunk events are read as
 // onlyChunks reads them.

@@ -326,68 +326,16 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 	}
 }
 
-// chunkSums is what the derivation's chunk-event rules (docs/architecture.md
-// §1) take from a span's ttft.chunk events: the first chunk and the first
-// content (times minus one: none is the largest value), the content
-// chunks, the longest pause after the first content.
-type chunkSums struct {
-	firstAny, firstContent, lastChunk, maxGap uint64
-	contentChunks                             int64
-	errorChunk                                bool
-}
-
-// chunkRules applies those rules to the events within [lo, hi], as
-// derive's onlyChunks does (the same loop, kept alike by
-// TestChunkRulesAgreeWithTheDerivation), and folds the sums.
+// chunkRules applies the derivation's chunk-event rules (docs/architecture.md
+// §1, derive.ChunkSums) to the events within [lo, hi] and folds the sums.
 func chunkRules(events ptrace.SpanEventSlice, lo, hi uint64) uint64 {
-	c := chunkSums{firstAny: ^uint64(0), firstContent: ^uint64(0)}
-	for i := 0; i < events.Len(); i++ {
-		ev := events.At(i)
-		if ev.Name() != derive.EventChunk {
-			return 0
-		}
-		t := uint64(ev.Timestamp())
-		if t < lo || t > hi {
-			continue
-		}
-		c.firstAny = min(c.firstAny, t-1)
-		var kind string
-		ev.Attributes().Range(func(k string, v pcommon.Value) bool {
-			if k == derive.AttrChunkKind {
-				kind = v.Str()
-				return false
-			}
-			return true
-		})
-		switch kind {
-		case derive.KindContent, derive.KindToolCall, derive.KindReasoning:
-			c.contentChunks++
-			c.firstContent = min(c.firstContent, t-1)
-		case derive.KindKeepalive:
-			continue
-		case derive.KindError:
-			c.errorChunk = true
-		}
-		if t-1 < c.firstContent {
-			continue
-		}
-		if t > c.lastChunk {
-			if c.lastChunk != 0 {
-				c.maxGap = max(c.maxGap, t-c.lastChunk)
-			}
-			c.lastChunk = t
-		}
-	}
-	lastChunkSums = c
-	return c.firstAny + c.firstContent + c.maxGap + uint64(c.contentChunks)
+	firstAny, firstContent, maxGap, content, _ := derive.ChunkSums(events, lo, hi)
+	return firstAny + firstContent + maxGap + uint64(content)
 }
 
-// lastChunkSums keeps chunkRules' last result for the agreement test.
-var lastChunkSums chunkSums
-
-// TestChunkRulesAgreeWithTheDerivation: chunkRules gives, on each span of
-// the benchmark corpus, the first content, first chunk, longest pause and
-// content chunks of the record the processor derives.
+// TestChunkRulesAgreeWithTheDerivation: the floor's chunk loop gives, on
+// each span of the benchmark corpus, the first content, first chunk,
+// longest pause and content chunks of the record the processor derives.
 func TestChunkRulesAgreeWithTheDerivation(t *testing.T) {
 	d, err := derive.New(derive.DefaultConfig())
 	if err != nil {
@@ -397,19 +345,21 @@ func TestChunkRulesAgreeWithTheDerivation(t *testing.T) {
 	n := 0
 	d.Traces(td, func(_ pcommon.Resource, span ptrace.Span, r *record.Record) {
 		start := uint64(span.StartTimestamp())
-		chunkRules(span.Events(), start, uint64(span.EndTimestamp())+1e6)
-		c := lastChunkSums
-		if got, want := float64(c.firstContent+1-start)/1e9, r.TimeToFirstContent; !r.HasTimeToFirstContent || got != want {
+		firstAny, firstContent, maxGap, content, ok := derive.ChunkSums(span.Events(), start, uint64(span.EndTimestamp())+1e6)
+		if !ok {
+			t.Fatal("a span of the corpus has an event that is no ttft.chunk")
+		}
+		if got, want := float64(firstContent+1-start)/1e9, r.TimeToFirstContent; !r.HasTimeToFirstContent || got != want {
 			t.Fatalf("first content %v, derived %v", got, want)
 		}
-		if got, want := float64(c.firstAny+1-start)/1e9, r.TimeToFirstChunk; !r.HasTimeToFirstChunk || got != want {
+		if got, want := float64(firstAny+1-start)/1e9, r.TimeToFirstChunk; !r.HasTimeToFirstChunk || got != want {
 			t.Fatalf("first chunk %v, derived %v", got, want)
 		}
-		if got, want := float64(c.maxGap)/1e9, r.MaxChunkGap; !r.HasMaxChunkGap || got != want {
+		if got, want := float64(maxGap)/1e9, r.MaxChunkGap; !r.HasMaxChunkGap || got != want {
 			t.Fatalf("longest pause %v, derived %v", got, want)
 		}
-		if c.contentChunks != r.ContentChunks {
-			t.Fatalf("content chunks %d, derived %d", c.contentChunks, r.ContentChunks)
+		if content != r.ContentChunks {
+			t.Fatalf("content chunks %d, derived %d", content, r.ContentChunks)
 		}
 		n++
 	})
@@ -418,8 +368,8 @@ func TestChunkRulesAgreeWithTheDerivation(t *testing.T) {
 	}
 }
 
-// BenchmarkFloorChunkRules is BenchmarkFloorReadWrite with the chunk-event
-// rules applied to the events it reads: the floor of any processor that
+// BenchmarkFloorChunkRules is BenchmarkFloorReadWrite with the derivation's
+// chunk-event loop applied to the events it reads: the floor of any processor that
 // applies them through pdata and writes the record, with every span-level
 // rule (producers, outcome, band, target, nesting, attempts, bounds) free.
 // Against it, BenchmarkProcessor's excess is the span-level bookkeeping.
