@@ -165,6 +165,16 @@ type recorder struct {
 	maxGap                      time.Duration
 }
 
+// now is the time on the call's own timeline: its start plus the
+// monotonic time since. Every event, the span's end and every gap are read
+// on it, so a step of the wall clock mid-stream (an NTP correction) moves
+// none of them against the span's start or against the gaps the summary
+// measures (docs/architecture.md §11). The OTel SDK
+// ends spans it times itself the same way.
+func (r *recorder) now() time.Time {
+	return r.start.Add(r.cfg.now().Sub(r.start))
+}
+
 func (r *recorder) headers(resp *http.Response, now time.Time) {
 	r.status = resp.StatusCode
 	r.span.AddEvent(EventHeaders, trace.WithTimestamp(now))
@@ -491,7 +501,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if n > 0 || err != nil {
 		b.mu.Lock()
 		if r := b.r; !r.done {
-			now := r.cfg.now()
+			now := r.now()
 			if n > 0 && r.sse && r.failed == "" {
 				r.feed(p[:n], now)
 			} else if n > 0 && r.keepOn {
@@ -517,7 +527,7 @@ func (b *body) Close() error {
 	err := b.rc.Close()
 	b.mu.Lock()
 	if !b.r.done {
-		b.r.closeEnd(b.r.cfg.now())
+		b.r.closeEnd(b.r.now())
 	}
 	b.r.requestDone()
 	b.mu.Unlock()

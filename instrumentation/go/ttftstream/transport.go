@@ -262,7 +262,7 @@ func (c *config) roundTrip(req *http.Request, next Next) (*http.Response, error)
 	}
 
 	resp, err := next(req)
-	now := c.now()
+	now := r.now()
 	if err != nil {
 		err = r.cutErr(err)
 		r.end(endError, err, now)
