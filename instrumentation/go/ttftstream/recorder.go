@@ -169,8 +169,8 @@ type recorder struct {
 // monotonic time since. Every event, the span's end and every gap are read
 // on it, so a step of the wall clock mid-stream (an NTP correction) moves
 // none of them against the span's start or against the gaps the summary
-// measures (docs/architecture.md §11). The OTel SDK
-// ends spans it times itself the same way.
+// measures (docs/architecture.md §11). The OTel SDK ends spans it times
+// itself the same way.
 func (r *recorder) now() time.Time {
 	return r.start.Add(r.cfg.now().Sub(r.start))
 }
