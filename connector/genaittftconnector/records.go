@@ -127,6 +127,7 @@ type call struct {
 type callBatch struct {
 	calls  []call
 	nested []nestedSpan
+	undo   []memUndo // what this batch changed in the call memory
 }
 
 type nestedSpan struct {
@@ -143,7 +144,7 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	defer func() {
 		clear(b.calls)
-		b.calls, b.nested = b.calls[:0], b.nested[:0]
+		b.calls, b.nested, b.undo = b.calls[:0], b.nested[:0], b.undo[:0]
 		c.pending.Put(b)
 	}()
 	var fps resourceFingerprints
@@ -164,39 +165,51 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		c.mu.Lock()
 		now := c.clock.Now()
 		c.calls.expire(now)
+		add := func(k callKey, flag uint8, res uint64) {
+			b.undo = append(b.undo, c.calls.add(now, k, flag, res))
+		}
 		for i := range b.calls {
 			it := b.calls[i]
 			if part, seen := c.calls.seen(it.trace, it.id, it.parent, it.resFP); seen {
 				split[part]++
 				if part == splitRepeat {
 					// Retries may go on for longer than remember_for.
-					c.calls.add(now, callKey{it.trace, it.id}, flagCall, it.resFP)
+					add(callKey{it.trace, it.id}, flagCall, it.resFP)
 				}
 				continue
 			}
-			c.calls.add(now, callKey{it.trace, it.id}, flagCall, it.resFP)
+			add(callKey{it.trace, it.id}, flagCall, it.resFP)
 			if !it.parent.IsEmpty() {
-				c.calls.add(now, callKey{it.trace, it.parent}, flagParent, it.resFP)
+				add(callKey{it.trace, it.parent}, flagParent, it.resFP)
 			}
 			keep = append(keep, it)
 		}
 		for _, n := range b.nested {
-			c.calls.add(now, n.key, flagCall, n.resFP)
+			add(n.key, flagCall, n.resFP)
 		}
 		c.mu.Unlock()
 	}
 
 	var st batchStats
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonInvalidRecord, derive.ReasonSpanLog, derive.ReasonUnstamped} {
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonScopeSkipped, derive.ReasonSpanLog, derive.ReasonUnstamped} {
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	st.skip("nested", ds.Nested)
 	c.skipTel.report(ctx, "traces", &st)
-	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
-	if len(keep) == 0 {
-		return nil
+	if len(keep) > 0 {
+		if err := c.next.ConsumeLogs(ctx, c.buildLogs(keep)); err != nil {
+			// The sender retries a refused batch: forget what it added,
+			// or the retry's calls would all be dropped as repeats.
+			if len(b.undo) > 0 {
+				c.mu.Lock()
+				c.calls.undo(b.undo)
+				c.mu.Unlock()
+			}
+			return err
+		}
 	}
-	return c.next.ConsumeLogs(ctx, c.buildLogs(keep))
+	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
+	return nil
 }
 
 // buildLogs writes one log record per call, grouped by the resource the
@@ -315,7 +328,34 @@ func (m *callMemory) seen(trace pcommon.TraceID, id, parent pcommon.SpanID, res 
 	return 0, false
 }
 
-func (m *callMemory) add(now time.Time, k callKey, flag uint8, res uint64) {
+// memUndo is what one add changed: the entry of key before, and the ring
+// position the add gave it.
+type memUndo struct {
+	key  callKey
+	prev memEntry
+	had  bool
+	pos  uint64
+}
+
+// undo takes back adds, latest first. An entry a later add (of another
+// batch) owns now stays as that add left it.
+func (m *callMemory) undo(us []memUndo) {
+	for i := len(us) - 1; i >= 0; i-- {
+		u := &us[i]
+		e, ok := m.entries[u.key]
+		if !ok || e.slot != u.pos {
+			continue
+		}
+		if !u.had || u.prev.slot < m.tail {
+			// New with this add, or its earlier position has gone.
+			delete(m.entries, u.key)
+			continue
+		}
+		m.entries[u.key] = u.prev
+	}
+}
+
+func (m *callMemory) add(now time.Time, k callKey, flag uint8, res uint64) memUndo {
 	if m.head-m.tail == uint64(len(m.ring)) {
 		if len(m.ring) < m.capacity {
 			m.grow()
@@ -326,7 +366,9 @@ func (m *callMemory) add(now time.Time, k callKey, flag uint8, res uint64) {
 	pos := m.head
 	m.head++
 	m.ring[pos%uint64(len(m.ring))] = memSlot{key: k, at: now}
-	e := m.entries[k]
+	u := memUndo{key: k, pos: pos}
+	u.prev, u.had = m.entries[k]
+	e := u.prev
 	switch {
 	case flag == flagCall:
 		e.callRes = res
@@ -336,6 +378,7 @@ func (m *callMemory) add(now time.Time, k callKey, flag uint8, res uint64) {
 	e.flags |= flag
 	e.slot = pos
 	m.entries[k] = e
+	return u
 }
 
 // resourceFingerprints hashes each resource of a batch once. Attribute

@@ -378,6 +378,63 @@ func TestRecordsPassDownstreamErrorsUp(t *testing.T) {
 	assert.NoError(t, c.Shutdown(context.Background()))
 }
 
+// failOnce fails the first n ConsumeLogs calls, as an exporter whose queue is
+// full does, and then takes the logs.
+type failOnce struct {
+	consumertest.LogsSink
+	n int
+}
+
+func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if f.n > 0 {
+		f.n--
+		return assert.AnError
+	}
+	return f.LogsSink.ConsumeLogs(ctx, ld)
+}
+
+// TestRecordsRetryAfterDownstreamError: a batch the next consumer refused is
+// not remembered, so the sender's retry emits its calls; what earlier
+// batches emitted stays remembered.
+func TestRecordsRetryAfterDownstreamError(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	set := connectortest.NewNopSettings(metadata.Type)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	next := &failOnce{}
+	clock := clockwork.NewFakeClockAt(testStart)
+	conn, err := NewFactory().CreateTracesToLogs(clockwork.AddToContext(context.Background(), clock), set, defaultConfig(), next)
+	require.NoError(t, err)
+	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, conn.Shutdown(context.Background())) })
+
+	first, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	require.NoError(t, conn.ConsumeTraces(context.Background(), first))
+
+	// The second batch repeats the first call and brings a new one; the
+	// next consumer refuses it once. A refused batch counts nothing.
+	second, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	callSpan(s, 2, 2, 1, "m", 0.9, 3)
+	next.n = 1
+	require.ErrorIs(t, conn.ConsumeTraces(context.Background(), second), assert.AnError)
+	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
+
+	var ids []pcommon.SpanID
+	for _, lr := range logRecords(&next.LogsSink) {
+		ids = append(ids, lr.SpanID())
+	}
+	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, ids)
+	assert.Equal(t, map[string]int64{"repeat": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
+	assert.Equal(t, map[string]int64{"": 2}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_emitted", "signal"))
+
+	// The retried batch is remembered now: a third delivery emits nothing.
+	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
+	assert.Len(t, logRecords(&next.LogsSink), 2)
+	assert.Equal(t, map[string]int64{"repeat": 3}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
+}
+
 // TestAggregatorDropsRepeatedRecords: a load balancer retrying a whole batch
 // sends the records a healthy backend already took again; they count once.
 func TestAggregatorDropsRepeatedRecords(t *testing.T) {
@@ -434,4 +491,24 @@ func BenchmarkCallMemory(b *testing.B) {
 			m.add(now, callKey{tr, parent}, flagParent, 0)
 		}
 	}
+}
+
+// TestRecordsCountSkippedScopes: the traces→logs output counts the spans of
+// derive::skip_scopes as the other outputs do.
+func TestRecordsCountSkippedScopes(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Derive.SkipScopes = []string{"acme.http"}
+	c, sink, tel := newRecordsConnector(t, cfg, clockwork.NewFakeClockAt(testStart))
+	td, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	skipped := td.ResourceSpans().At(0).ScopeSpans().AppendEmpty()
+	skipped.Scope().SetName("acme.http.server")
+	for i := range 5 {
+		sp := skipped.Spans().AppendEmpty()
+		sp.SetName("GET /")
+		sp.SetSpanID(pcommon.SpanID{9, byte(i + 1)})
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Len(t, logRecords(sink), 1)
+	assert.Equal(t, map[string]int64{"scope_skipped": 5}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 }
