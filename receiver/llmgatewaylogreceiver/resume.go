@@ -3,6 +3,7 @@ package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/re
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -26,8 +27,9 @@ import (
 // The resume operator adds the missing mark: every resumeEveryRows rows (or
 // resumeEvery, whichever comes first) it saves, in the same storage, the
 // highest record number it passed on per file; when stanza reads the same
-// file (same path, same first bytes) again from an older checkpoint, rows up
-// to that mark are dropped and counted as already_read.
+// file (same first bytes, under any name) again from an older checkpoint,
+// rows up to that mark are dropped and counted as already_read. A mark goes
+// back when the rows it passed were not delivered (see settle).
 const (
 	resumeOperatorType = "llm_gateway_log_resume"
 	// resumeEveryRows bounds what a crash re-reads: at most this many rows
@@ -72,7 +74,8 @@ type resumeOperator struct {
 	files map[string]*resumeFile
 }
 
-// resumeMark is what is saved per file path.
+// resumeMark is what is saved per file: under its fingerprint, or under
+// its path while it is shorter than a fingerprint.
 type resumeMark struct {
 	// Record is the highest record number passed on.
 	Record int64 `json:"record"`
@@ -110,10 +113,12 @@ func (o *resumeOperator) Stop() error {
 
 func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
 	kept := entries[:0:0]
+	var buf [2]resumeUndo
+	touched := buf[:0]
 	o.mu.Lock()
 	now := o.now()
 	for _, e := range entries {
-		if o.keep(ctx, e) {
+		if o.keep(ctx, e, &touched) {
 			kept = append(kept, e)
 		}
 	}
@@ -122,25 +127,55 @@ func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entr
 		return nil
 	}
 	err := o.WriteBatch(ctx, kept)
-	o.saveDue(ctx, now)
+	o.settle(ctx, now, touched)
 	return err
 }
 
 func (o *resumeOperator) Process(ctx context.Context, e *entry.Entry) error {
+	var buf [1]resumeUndo
+	touched := buf[:0]
 	o.mu.Lock()
-	keep := o.keep(ctx, e)
+	keep := o.keep(ctx, e, &touched)
 	o.mu.Unlock()
 	if !keep {
 		return nil
 	}
 	err := o.Write(ctx, e)
-	o.saveDue(ctx, o.now())
+	o.settle(ctx, o.now(), touched)
 	return err
 }
 
-// keep reports whether e is a row not passed on before a crash. Called
-// with mu held.
-func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
+// resumeUndo is a file's state before a batch moved its mark.
+type resumeUndo struct {
+	path string
+	f    *resumeFile // nil: the batch loaded the file
+	prev resumeFile
+}
+
+// settle saves the marks that are due, unless the context was cancelled
+// while the rows were passed on: stanza then does not checkpoint them and
+// reads them again, so the marks go back to where they were before
+// (reader.emitBatch in stanza's file consumer).
+func (o *resumeOperator) settle(ctx context.Context, now time.Time, touched []resumeUndo) {
+	if ctx.Err() == nil {
+		o.saveDue(ctx, now)
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, u := range touched {
+		if u.f == nil {
+			delete(o.files, u.path)
+		} else {
+			*u.f = u.prev
+		}
+	}
+}
+
+// keep reports whether e is a row not passed on before a crash, and adds
+// the file whose mark it moves to touched the first time. Called with mu
+// held.
+func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry, touched *[]resumeUndo) bool {
 	path, _ := e.Attributes[attrs.LogFilePath].(string)
 	if !o.keepPath {
 		delete(e.Attributes, attrs.LogFilePath)
@@ -150,6 +185,13 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 		return true
 	}
 	f := o.files[path]
+	if !touchedHas(*touched, path) {
+		u := resumeUndo{path: path, f: f}
+		if f != nil {
+			u.prev = *f
+		}
+		*touched = append(*touched, u)
+	}
 	if f == nil {
 		f = o.load(ctx, path)
 		o.files[path] = f
@@ -169,26 +211,60 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 	return true
 }
 
-// load reads the saved mark of path and keeps it when the file still starts
-// with the same bytes.
+func touchedHas(us []resumeUndo, path string) bool {
+	for i := range us {
+		if us[i].path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads the saved mark of the file at path: the one saved under its
+// fingerprint (its first resumeFingerprintBytes, whatever its name now),
+// else the one saved under its path, when the file still starts with the
+// same bytes.
 func (o *resumeOperator) load(ctx context.Context, path string) *resumeFile {
 	f := &resumeFile{last: -1, saved: o.now()}
 	f.mark.Prefix, f.mark.PrefixLen = prefixOf(path)
 	if o.persister == nil {
 		return f
 	}
-	b, err := o.persister.Get(ctx, path)
-	if err != nil || len(b) == 0 {
+	if m, ok := o.get(ctx, fingerprintKey(f.mark)); ok && m.PrefixLen == f.mark.PrefixLen && string(m.Prefix) == string(f.mark.Prefix) {
+		f.skipUpTo = m.Record
 		return f
 	}
-	var m resumeMark
-	if json.Unmarshal(b, &m) != nil || m.PrefixLen <= 0 {
+	m, ok := o.get(ctx, path)
+	if !ok {
 		return f
 	}
 	if sum, n := prefixLen(path, m.PrefixLen); n == m.PrefixLen && string(sum) == string(m.Prefix) {
 		f.skipUpTo = m.Record
 	}
 	return f
+}
+
+func (o *resumeOperator) get(ctx context.Context, key string) (resumeMark, bool) {
+	var m resumeMark
+	if key == "" {
+		return m, false
+	}
+	b, err := o.persister.Get(ctx, key)
+	if err != nil || len(b) == 0 || json.Unmarshal(b, &m) != nil || m.PrefixLen <= 0 {
+		return m, false
+	}
+	return m, true
+}
+
+// fingerprintKey is where the mark of a file with a whole fingerprint is
+// saved, so that it follows the file when it is renamed (rotated) while
+// the collector is down, as stanza's checkpoint does. A file shorter than
+// that has none yet: its mark is saved under its path until it has grown.
+func fingerprintKey(m resumeMark) string {
+	if m.PrefixLen != resumeFingerprintBytes {
+		return ""
+	}
+	return "fingerprint/" + hex.EncodeToString(m.Prefix)
 }
 
 // saveDue saves the marks that are resumeEveryRows rows or resumeEvery old.
@@ -210,11 +286,39 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 	if o.persister == nil || f.mark.PrefixLen == 0 {
 		return nil
 	}
+	if f.mark.PrefixLen < resumeFingerprintBytes {
+		// Short when first seen: take the whole fingerprint once the
+		// file has grown, if it still starts with the same bytes.
+		if sum, n := prefixOf(path); n > f.mark.PrefixLen {
+			if old, m := prefixLen(path, f.mark.PrefixLen); m == f.mark.PrefixLen && string(old) == string(f.mark.Prefix) {
+				f.mark.Prefix, f.mark.PrefixLen = sum, n
+			}
+		}
+	}
 	b, err := json.Marshal(f.mark)
 	if err != nil {
 		return err
 	}
-	return o.persister.Set(ctx, path, b)
+	key := fingerprintKey(f.mark)
+	if key == "" {
+		key = path
+	} else if o.passedOnElsewhere(path, f.mark) {
+		// Renamed while being read: the entry under the new name
+		// holds the later mark.
+		return nil
+	}
+	return o.persister.Set(ctx, key, b)
+}
+
+// passedOnElsewhere reports whether the same file under another path has
+// a later mark. Called with mu held.
+func (o *resumeOperator) passedOnElsewhere(path string, m resumeMark) bool {
+	for p, g := range o.files {
+		if p != path && g.mark.Record > m.Record && g.mark.PrefixLen == m.PrefixLen && string(g.mark.Prefix) == string(m.Prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // prefixOf hashes up to resumeFingerprintBytes of the file's beginning.

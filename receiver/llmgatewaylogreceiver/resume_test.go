@@ -2,6 +2,7 @@ package llmgatewaylogreceiver
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,4 +134,86 @@ func TestResumeIgnoresTheMarkOfAnotherFile(t *testing.T) {
 	// Within a run, record numbers going back mean new content: kept.
 	feed(t, op, path, 1, 5)
 	assert.Len(t, out.got, 305)
+}
+
+// TestResumeCancelledBatchIsNotMarked: stanza does not checkpoint a batch
+// whose context was cancelled during the emit (a graceful stop while it is
+// in flight) and reads it again; the mark must not skip it either.
+func TestResumeCancelledBatchIsNotMarked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	p := memPersister{}
+	op, out := startResume(t, p)
+	feed(t, op, path, 1, 300)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var batch []*entry.Entry
+	for n := int64(301); n <= 400; n++ {
+		e := entry.New()
+		e.Attributes = map[string]any{attrs.LogFilePath: path, attrs.LogFileRecordNumber: n}
+		batch = append(batch, e)
+	}
+	require.NoError(t, op.ProcessBatch(ctx, batch))
+	require.Len(t, out.got, 400)
+	require.NoError(t, op.Stop())
+
+	// Next run: stanza reads on from its checkpoint, row 301.
+	op, out = startResume(t, p)
+	feed(t, op, path, 301, 500)
+	assert.Len(t, out.got, 200)
+	assert.Equal(t, int64(301), out.got[0])
+}
+
+// TestResumeMarkFollowsTheFileWhenRotated: the mark belongs to the file's
+// content, as stanza's checkpoint does, not to its name: a file renamed
+// while the collector was down keeps its mark, and the new file under the
+// old name starts fresh.
+func TestResumeMarkFollowsTheFileWhenRotated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export.csv")
+	var rows strings.Builder
+	rows.WriteString("request_id,ttft_ms\n")
+	for i := range 500 {
+		fmt.Fprintf(&rows, "%d,200\n", i)
+	}
+	require.NoError(t, os.WriteFile(path, []byte(rows.String()), 0o600))
+	p := memPersister{}
+	op, _ := startResume(t, p)
+	feed(t, op, path, 1, 400)
+	require.NoError(t, op.Stop())
+
+	// Rotated while down; stanza reads the renamed file on from an older
+	// checkpoint (row 300) and the new one from its start.
+	rotated := path + ".1"
+	require.NoError(t, os.Rename(path, rotated))
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("9,900\n", 300)), 0o600))
+	op, out := startResume(t, p)
+	feed(t, op, rotated, 301, 500)
+	assert.Len(t, out.got, 100)
+	assert.Equal(t, int64(401), out.got[0])
+	feed(t, op, path, 1, 50)
+	assert.Len(t, out.got, 150)
+}
+
+// TestResumeRenamedWhileReadKeepsTheLaterMark: a file rotated while stanza
+// reads it has an entry under each name; the older one's mark, saved last
+// on stop, must not replace the later one.
+func TestResumeRenamedWhileReadKeepsTheLaterMark(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	p := memPersister{}
+	for range 20 { // map order varies
+		op, _ := startResume(t, p)
+		feed(t, op, path, 1, 200)
+		rotated := path + ".1"
+		require.NoError(t, os.Rename(path, rotated))
+		feed(t, op, rotated, 201, 400)
+		require.NoError(t, op.Stop())
+		op, out := startResume(t, p)
+		feed(t, op, rotated, 1, 450)
+		require.Len(t, out.got, 50)
+		require.NoError(t, os.Rename(rotated, path))
+		clear(p)
+	}
 }
