@@ -108,4 +108,5 @@ func TestArchitectureDefaults(t *testing.T) {
 	assert.Equal(t, def.InputConfig.StartAt, cfg.InputConfig.StartAt)
 	assert.Equal(t, def.Format, cfg.Format)
 	assert.Equal(t, def.Mapping, cfg.Mapping)
+	assert.Equal(t, def.InputConfig.FlushPeriod, cfg.InputConfig.FlushPeriod)
 }

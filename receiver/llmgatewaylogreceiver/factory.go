@@ -72,6 +72,10 @@ func createDefaultConfig() *Config {
 	in := file.NewConfig()
 	// Exports written before start-up are read (docs/architecture.md §8).
 	in.StartAt = "beginning"
+	// A row is emitted at its line end only: stanza's 500 ms would emit the
+	// first part of a row a buffered writer completes later as a row of its
+	// own, and drop both halves (docs/architecture.md §8).
+	in.FlushPeriod = 0
 	base := adapter.BaseConfig{Operators: []operator.Config{}}
 	// The same retry defaults as filelog; the type lives in a contrib-internal package.
 	base.RetryOnFailure.InitialInterval = time.Second

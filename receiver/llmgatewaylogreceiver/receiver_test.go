@@ -389,3 +389,25 @@ func TestAbsurdValuesAreRefusedAndTheRowKept(t *testing.T) {
 	assert.Zero(t, st.Invalid, "no record is refused on read-back")
 	assert.Equal(t, map[float64]bool{0.4: true, 0.45: true, 0.5: true, 0.55: true}, ttfts, "every TTFT is kept")
 }
+
+// TestRowWrittenInTwoPartsIsOneRow: a writer that flushes a block ending
+// mid-row (a buffered CSV writer) completes the row a while later; the
+// receiver waits for its line end rather than emit the half as a row.
+func TestRowWrittenInTwoPartsIsOneRow(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "slow.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,model,status,ttft_ms\nr1,m,ok,120\nr2,gpt-4"), 0o600))
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	h.waitRecords(t, 1)
+	time.Sleep(1500 * time.Millisecond) // past stanza's own 500 ms force_flush_period
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(".1,ok,130\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	lrs := h.waitRecords(t, 2)
+	h.stop(t)
+	assert.Empty(t, h.skipped(t))
+	assert.Equal(t, "gpt-4.1", readRecords(t, lrs)[1].Model)
+}
