@@ -358,6 +358,44 @@ func TestCensoringSwitch(t *testing.T) {
 	}
 }
 
+// TestCensoringReachesTheFirstChunkClock: a source that measures at the
+// first chunk (a gateway) reports a request cut before any chunk with no
+// TTFT, so no clock; it is at least its cut time on either clock, and a
+// first_chunk policy's tail must count it too.
+func TestCensoringReachesTheFirstChunkClock(t *testing.T) {
+	reqs := make([]req, 0, 20)
+	for i := 1; i <= 10; i++ {
+		reqs = append(reqs, with(gpt, func(r *req) {
+			r.measuredAt, r.ttft, r.chunk, r.duration = record.MeasuredAtFirstChunk, float64(i), 0, float64(i)+1
+		}))
+		reqs = append(reqs, with(gpt, func(r *req) {
+			r.outcome, r.ttft, r.chunk, r.gap, r.duration = record.OutcomeTimeoutFirstToken, -1, 0, 0, 5
+		}))
+	}
+	cfg := defaultConfig()
+	cfg.MinSamples = 1
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+	md := flushNow(t, c, sink)
+	chunk := map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk}
+	assert.Equal(t, 10.0, value(t, md, "ttft.window.samples", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk, attrCensored: true}))
+	assert.InDelta(t, 7.0, value(t, md, "ttft.quantile", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk, attrQuantile: "0.5"}), 0.07)
+	assert.Len(t, pointsWith(points(md, "ttft.window.samples"), chunk), 2)
+
+	// A target measured on the first-content clock only gets no
+	// first_chunk series from its cuts.
+	cfg2 := defaultConfig()
+	cfg2.MinSamples = 1
+	c2 := newTestConnector(t, cfg2, clockwork.NewFakeClockAt(testStart), new(consumertest.MetricsSink))
+	defer func() { require.NoError(t, c2.Shutdown(context.Background())) }()
+	require.NoError(t, c2.ConsumeTraces(context.Background(), stampedTraces(reqs[1])))
+	md = flushNow(t, c2, c2.next.(*consumertest.MetricsSink))
+	assert.NotEmpty(t, points(md, "ttft.window.samples"))
+	assert.Empty(t, pointsWith(points(md, "ttft.window.samples"), chunk))
+}
+
 func TestSkipsWhatIsNotAStreamedRecord(t *testing.T) {
 	notStreamed := false
 	sink := new(consumertest.MetricsSink)

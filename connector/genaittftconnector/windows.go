@@ -110,6 +110,16 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 		if ws.used[sigFirstChunk] && !sv.ok[sigFirstChunk] {
 			ws.window(s, sigFirstChunk, now).ObserveCensored(cut, now)
 		}
+		if _, hasTTFT := rec.TTFT(); !hasTTFT && !rec.HasTimeToFirstChunk {
+			// Cut before any chunk: at least cut on the first-chunk
+			// clock too. A source that measures there (a gateway) gives
+			// its cut requests no clock; without this its first_chunk
+			// tail would be truncated (docs/architecture.md §2).
+			if fc := ws.find(tgt, rec.PromptBand, record.MeasuredAtFirstChunk); fc != nil && fc != s {
+				fc.lastSeen = now
+				fc.w[sigTTFT].ObserveCensored(cut, now)
+			}
+		}
 		return
 	}
 	for i, w := range s.w {
@@ -139,6 +149,17 @@ func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, 
 		return s
 	})
 	return s, ok
+}
+
+// find returns the window series of tgt, band and measuredAt if it exists.
+func (ws *windowStore) find(tgt *target, band, measuredAt string) *winSeries {
+	k := ws.series.keyFor(tgt)
+	k.str(band)
+	k.str(measuredAt)
+	if s, ok := ws.series.find(); ok && !s.dead {
+		return s
+	}
+	return nil
 }
 
 func (ws *windowStore) window(s *winSeries, sig signal, now time.Time) *window.Window {
