@@ -322,6 +322,28 @@ func TestGateThroughConnector(t *testing.T) {
 	assert.InDelta(t, 30-1.9-3, value(t, md, "ttft.deadline.margin", nil), 0.02)
 }
 
+// TestFailedOverRequestsStayOutOfTheRecommendation: a request that failed
+// over has a TTFT that includes the first attempt's timeout; 0.2% of them
+// must not move a per-attempt first-token timeout.
+func TestFailedOverRequestsStayOutOfTheRecommendation(t *testing.T) {
+	cfg := defaultConfig()
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	reqs := make([]req, 0, 1002)
+	for i := range 1000 {
+		reqs = append(reqs, with(gpt, func(r *req) { r.ttft = 0.5 + float64(i%100)/100 }))
+	}
+	for range 2 {
+		reqs = append(reqs, with(gpt, func(r *req) { r.ttft, r.attempts, r.duration = 12.4, 2, 15 }))
+	}
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+	md := flushNow(t, c, sink)
+	assert.InDelta(t, 1.9, value(t, md, "ttft.timeout.recommended", map[string]any{attrPolicy: "first_token"}), 1e-9)
+	assert.Equal(t, 1000.0, value(t, md, "ttft.window.samples", map[string]any{attrCensored: false}))
+	assert.Equal(t, 2.0, value(t, md, "ttft.time_to_first_token", map[string]any{attrFailedOver: true}), "in the failed_over histogram")
+}
+
 func TestCensoringSwitch(t *testing.T) {
 	// 10 successes at 1..10 s and 10 requests cut at 5 s by a first-token timeout.
 	reqs := make([]req, 0, 20)

@@ -10,7 +10,9 @@ const (
 	// UseNone: the record stays out of the windows. Failed requests have
 	// their own histogram series; a successful one without TTFT evidence
 	// may not even have streamed, so its duration and gaps would mix into
-	// windows of streamed requests.
+	// windows of streamed requests. A request of more than one attempt
+	// has a TTFT and duration that span the earlier attempts (and their
+	// timeouts), not the time one attempt takes, which the limits bound.
 	UseNone Use = iota
 	// UseSample: a successful streamed request, a sample of every signal it
 	// has.
@@ -23,10 +25,14 @@ const (
 // WindowUse applies the rule: complete requests with a TTFT are samples;
 // timeout_first_token requests are censored at their cut time when
 // censoring is on (the TTFT the source saw, else the request's duration;
-// hasCut is false when neither is known). measuredAt is the clock of the
-// window the record belongs to: a request cut before any content has no
-// clock stop and counts as first_content data.
+// hasCut is false when neither is known); a request retried or failed
+// over stays out (its histograms are split by ttft.failed_over). measuredAt
+// is the clock of the window the record belongs to: a request cut before
+// any content has no clock stop and counts as first_content data.
 func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, cut float64, hasCut bool) {
+	if rec.Attempts > 1 || rec.DidFailOver() {
+		return UseNone, "", 0, false
+	}
 	ttft, hasTTFT := rec.TTFT()
 	switch rec.Outcome {
 	case record.OutcomeComplete:

@@ -28,6 +28,10 @@ func TestWindowUse(t *testing.T) {
 		{"first-token timeout is censored at its duration", record.Record{Outcome: record.OutcomeTimeoutFirstToken, Duration: 10, HasDuration: true}, true, UseCensored, record.MeasuredAtFirstContent, 10, true},
 		{"first-token timeout with a first chunk is censored at it", record.Record{Outcome: record.OutcomeTimeoutFirstToken, TimeToFirstChunk: 0.04, HasTimeToFirstChunk: true, MeasuredAt: record.MeasuredAtFirstChunk, Duration: 10, HasDuration: true}, true, UseCensored, record.MeasuredAtFirstChunk, 0.04, true},
 		{"without a cut time it counts nowhere", record.Record{Outcome: record.OutcomeTimeoutFirstToken}, true, UseCensored, record.MeasuredAtFirstContent, 0, false},
+		{"a failed-over success stays out: its TTFT spans the earlier attempts", with(content(record.OutcomeComplete), func(r *record.Record) { r.Attempts, r.FailedOver, r.FailedOverKnown = 2, true, true }), true, UseNone, "", 0, false},
+		{"a second attempt on the same target stays out too", with(content(record.OutcomeComplete), func(r *record.Record) { r.Attempts = 2 }), true, UseNone, "", 0, false},
+		{"a failed-over cut stays out", record.Record{Outcome: record.OutcomeTimeoutFirstToken, Duration: 10, HasDuration: true, Attempts: 3}, true, UseNone, "", 0, false},
+		{"one attempt, said so, is a sample", with(content(record.OutcomeComplete), func(r *record.Record) { r.Attempts, r.FailedOverKnown = 1, true }), true, UseSample, record.MeasuredAtFirstContent, 0, false},
 		{"censoring off: timeouts stay out", record.Record{Outcome: record.OutcomeTimeoutFirstToken, Duration: 10, HasDuration: true}, false, UseNone, "", 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,3 +43,5 @@ func TestWindowUse(t *testing.T) {
 		})
 	}
 }
+
+func with(r record.Record, f func(*record.Record)) record.Record { f(&r); return r }

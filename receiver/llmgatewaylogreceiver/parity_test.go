@@ -31,8 +31,8 @@ import (
 type groupKey struct{ provider, model, route, band string }
 
 // practitionerQuantiles reads the export the way the practitioners do,
-// independently of the receiver: successful rows (status ok, ttft_ms
-// present), grouped by target and prompt band, exact nearest-rank quantile
+// independently of the receiver: successful rows of one attempt (status
+// ok, ttft_ms present, attempts 1), grouped by target and prompt band, exact nearest-rank quantile
 // k = ceil(q·n) on the sorted values, in seconds.
 func practitionerQuantiles(t *testing.T, path string, qs []float64) (quantiles map[groupKey][]float64, successes, cut map[groupKey]int) {
 	t.Helper()
@@ -50,6 +50,11 @@ func practitionerQuantiles(t *testing.T, path string, qs []float64) (quantiles m
 	for _, r := range rows[1:] {
 		status := r[col["status"]]
 		if status != "ok" && status != "timeout_first_token" {
+			continue
+		}
+		if r[col["attempts"]] != "1" {
+			// A failed-over request's TTFT spans the failed attempt; the
+			// windows hold requests of one attempt (docs/architecture.md §2).
 			continue
 		}
 		band := "unknown"
