@@ -288,12 +288,13 @@ func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp, own 
 }
 
 // expire drops series idle for longer than metrics_expiration, and
-// window series whose samples all slid out of the window.
+// window series once their samples all slid out of the window, however
+// long that takes: a quiet hour must not lose a 24h window.
 func (a *aggregator) expire(now time.Time) {
 	exp := a.cfg.MetricsExpiration
-	a.windows.expire(now, exp)
+	a.windows.expire(now)
 	a.hin.expire(now)
-	a.hin.windows.expire(now, exp)
+	a.hin.windows.expire(now)
 	a.hist.expire(now, exp, nil)
 	a.reqs.expire(now, exp, nil)
 }

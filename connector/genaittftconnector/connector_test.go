@@ -225,7 +225,10 @@ func TestWindowRotation(t *testing.T) {
 	assert.Equal(t, 3.0, value(t, md, "ttft.requests", nil))
 }
 
-func TestExpiryDropsIdleSeriesAndTheirWindows(t *testing.T) {
+// TestExpiryDropsIdleSeriesWindowsLastTheirWindow: exported series go
+// after metrics_expiration idle; a recommendation window keeps its samples
+// for its whole length, so a quiet hour does not lose a 24h window.
+func TestExpiryDropsIdleSeriesWindowsLastTheirWindow(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.MetricsExpiration = time.Hour
 	clock := clockwork.NewFakeClockAt(testStart)
@@ -245,13 +248,26 @@ func TestExpiryDropsIdleSeriesAndTheirWindows(t *testing.T) {
 		assert.NotEmpty(t, pointsWith(points(md, name), isGPT), name)
 	}
 
-	clock.Advance(time.Second) // gpt idle 1h0m1s: dropped, claude kept
+	clock.Advance(time.Second) // gpt idle 1h0m1s: its exported series dropped, claude's kept
 	md = flushNow(t, c, sink)
-	for _, name := range []string{"ttft.requests", "ttft.time_to_first_token", "ttft.duration", "ttft.window.samples"} {
+	for _, name := range []string{"ttft.requests", "ttft.time_to_first_token", "ttft.duration"} {
 		assert.Empty(t, pointsWith(points(md, name), isGPT), name)
 		assert.NotEmpty(t, pointsWith(points(md, name), isClaude), name)
 	}
-	assert.Equal(t, [numSeriesKinds]int64{1, 1, 1}, c.agg.seriesCounts(), "only claude's histogram, counter and window series remain")
+	assert.Equal(t, 1.0, pointsWith(points(md, "ttft.window.samples"), map[string]any{record.KeyModel: "gpt-4o", attrCensored: false})[0].value,
+		"the window still holds gpt's sample")
+	assert.Equal(t, [numSeriesKinds]int64{1, 1, 2}, c.agg.seriesCounts(), "claude's histogram and counter, both window series")
+
+	// 24h after its sample gpt's window slid empty and goes; claude's,
+	// with a later sample, an hour later.
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(claude)))
+	clock.Advance(23*time.Hour + time.Minute)
+	md = flushNow(t, c, sink)
+	assert.Empty(t, pointsWith(points(md, "ttft.window.samples"), isGPT))
+	assert.NotEmpty(t, pointsWith(points(md, "ttft.window.samples"), isClaude))
+	clock.Advance(time.Hour)
+	flushNow(t, c, sink)
+	assert.Equal(t, [numSeriesKinds]int64{0, 0, 0}, c.agg.seriesCounts())
 
 	// A returning target starts a new cumulative series.
 	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(gpt)))

@@ -85,9 +85,9 @@ func (bs *bucketStore) observe(tgt *target, inc *bucketed.Dist, measuredAt, obse
 	return true
 }
 
-// expire drops windows idle for longer than exp, and those that slid empty.
-func (bs *bucketStore) expire(now time.Time, exp time.Duration) {
-	bs.series.expire(now, exp, func(s *bucketSeries) bool { return s.w.Empty(now) })
+// expire drops the windows that slid empty.
+func (bs *bucketStore) expire(now time.Time) {
+	bs.series.expire(now, 0, func(s *bucketSeries) bool { return s.w.Empty(now) })
 }
 
 // gaugeIn returns the gauge g in ms, appending it when absent, so

@@ -174,10 +174,9 @@ func (ws *windowStore) newWindow(s *winSeries, sig signal, now time.Time) *windo
 	return s.w[sig]
 }
 
-// expire drops window series idle for longer than exp, and those whose
-// windows slid empty.
-func (ws *windowStore) expire(now time.Time, exp time.Duration) {
-	ws.series.expire(now, exp, func(s *winSeries) bool {
+// expire drops the window series whose windows slid empty.
+func (ws *windowStore) expire(now time.Time) {
+	ws.series.expire(now, 0, func(s *winSeries) bool {
 		for _, w := range s.w {
 			if w != nil && !w.Empty(now) {
 				return false
