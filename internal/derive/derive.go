@@ -75,9 +75,9 @@ type Stats struct {
 	// including spans already marked ttft.nested_in upstream.
 	Nested int64
 	// Skipped counts spans/log records without a TTFT, by reason. Only
-	// ReasonNotGenAI, ReasonInvalidRecord, ReasonSpanLog, ReasonUnstamped
-	// and ReasonScopeSkipped mean no record was produced; the others still get a
-	// record (outcome, band, duration).
+	// ReasonNotGenAI, ReasonSpanLog, ReasonUnstamped and ReasonScopeSkipped
+	// mean no record was produced; the others still get a record (outcome,
+	// band, duration). ReasonInvalidRecord is never counted.
 	Skipped [NumReasons]int64
 	// ChunkEvents counts per-chunk span events read.
 	ChunkEvents int64

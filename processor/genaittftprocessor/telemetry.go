@@ -124,7 +124,7 @@ func (t *telemetry) report(ctx context.Context, signal int, st *derive.Stats, dr
 // maybeLog writes one line per interval about input that could not be
 // derived. not_genai is normal traffic and stays out of the logs.
 func (t *telemetry) maybeLog(signal int, st *derive.Stats) {
-	bad := st.Skipped[derive.ReasonInvalidTiming] + st.Skipped[derive.ReasonInvalidRecord] + st.ValuesRejected + st.EventsIgnored
+	bad := st.Skipped[derive.ReasonInvalidTiming] + st.ValuesRejected + st.EventsIgnored
 	quiet := st.Skipped[derive.ReasonNoEvidence] + st.Skipped[derive.ReasonNotStreamed]
 	if bad == 0 && quiet == 0 {
 		return
@@ -144,14 +144,13 @@ func (t *telemetry) maybeLog(signal int, st *derive.Stats) {
 	fields := []zap.Field{
 		zap.String("signal", signalNames[signal]),
 		zap.Int64(derive.ReasonInvalidTiming.String(), p.Skipped[derive.ReasonInvalidTiming]),
-		zap.Int64(derive.ReasonInvalidRecord.String(), p.Skipped[derive.ReasonInvalidRecord]),
 		zap.Int64(derive.ReasonNoEvidence.String(), p.Skipped[derive.ReasonNoEvidence]),
 		zap.Int64(derive.ReasonNotStreamed.String(), p.Skipped[derive.ReasonNotStreamed]),
 		zap.Int64("values_rejected", p.ValuesRejected),
 		zap.Int64("events_ignored", p.EventsIgnored),
 		zap.Duration("since_last_report", t.interval),
 	}
-	if p.Skipped[derive.ReasonInvalidTiming]+p.Skipped[derive.ReasonInvalidRecord]+p.ValuesRejected+p.EventsIgnored > 0 {
+	if p.Skipped[derive.ReasonInvalidTiming]+p.ValuesRejected+p.EventsIgnored > 0 {
 		t.logger.Warn("GenAI spans with unusable timing evidence; their records carry no TTFT", fields...)
 		return
 	}

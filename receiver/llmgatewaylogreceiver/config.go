@@ -39,7 +39,8 @@ type Config struct {
 	// Delimiter separates CSV fields (csv formats only).
 	Delimiter string `mapstructure:"delimiter"`
 	// Derive is the derive block shared with the genai_ttft processor and
-	// connector; the receiver uses prompt_bands and max_ttft_seconds.
+	// connector; the receiver uses prompt_bands, max_ttft_seconds and
+	// max_duration_seconds.
 	Derive derive.Config `mapstructure:"derive"`
 	// KeepRow keeps the parsed row as the log body; off by default because
 	// the connector needs only the attributes and rows can be large.
