@@ -37,6 +37,9 @@ const (
 	resumeEveryRows = 10_000
 	// resumeEvery bounds it for slowly appended files too.
 	resumeEvery = time.Second
+	// resumeForget drops the state of a file held in memory once its mark
+	// is saved and it was not read for this long.
+	resumeForget = time.Hour
 	// resumeFingerprintBytes of a file's beginning identify it, like stanza's
 	// default fingerprint_size.
 	resumeFingerprintBytes = 1000
@@ -277,6 +280,12 @@ func (o *resumeOperator) saveDue(ctx context.Context, now time.Time) {
 				o.Logger().Warn("saving the resume mark failed", zap.String("path", path), zap.Error(err))
 			}
 			f.saved = now
+		}
+		if f.unsaved == 0 && now.Sub(f.saved) > resumeForget {
+			// Saved and read no further for long: a file stanza is done
+			// with (exports named by date pile up). If it is read again,
+			// load finds its saved mark, as after a restart.
+			delete(o.files, path)
 		}
 	}
 }

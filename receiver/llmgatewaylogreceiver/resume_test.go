@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
@@ -216,4 +217,28 @@ func TestResumeRenamedWhileReadKeepsTheLaterMark(t *testing.T) {
 		require.NoError(t, os.Rename(rotated, path))
 		clear(p)
 	}
+}
+
+// TestResumeForgetsFilesDoneWith: exports named by date pile up; the state
+// of one read to its end and saved goes after an hour, and the file read
+// again resumes from its saved mark.
+func TestResumeForgetsFilesDoneWith(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	p := memPersister{}
+	op, out := startResume(t, p)
+	op.now = func() time.Time { return now }
+	for day := range 30 {
+		path := filepath.Join(dir, fmt.Sprintf("export-%02d.csv", day))
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("request_id,ttft_ms\n%d,200\n", day)+strings.Repeat("1,200\n", 300)), 0o600))
+		feed(t, op, path, 1, 200)
+		now = now.Add(2 * time.Second)
+		feed(t, op, path, 201, 250) // saved now
+		now = now.Add(90 * time.Minute)
+	}
+	assert.Len(t, op.files, 1, "only the file read last")
+	first := filepath.Join(dir, "export-00.csv")
+	feed(t, op, first, 1, 300) // stanza lost its checkpoint: rows up to the mark are dropped
+	assert.Len(t, out.got, 30*250+50)
+	assert.Equal(t, int64(251), out.got[30*250])
 }
