@@ -28,8 +28,8 @@ import (
 // resumeEvery, whichever comes first) it saves, in the same storage, the
 // highest record number it passed on per file; when stanza reads the same
 // file (same first bytes, under any name) again from an older checkpoint,
-// rows up to that mark are dropped and counted as already_read. A mark goes
-// back when the rows it passed were not delivered (see settle).
+// rows up to that mark are dropped and counted as already_read. A mark
+// never covers rows it did not pass on (see passOn).
 const (
 	resumeOperatorType = "llm_gateway_log_resume"
 	// resumeEveryRows bounds what a crash re-reads: at most this many rows
@@ -115,13 +115,14 @@ func (o *resumeOperator) Stop() error {
 }
 
 func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
+	if ctx.Err() != nil {
+		return nil // see passOn
+	}
 	kept := entries[:0:0]
-	var buf [2]resumeUndo
-	touched := buf[:0]
 	o.mu.Lock()
 	now := o.now()
 	for _, e := range entries {
-		if o.keep(ctx, e, &touched) {
+		if o.keep(ctx, e) {
 			kept = append(kept, e)
 		}
 	}
@@ -130,55 +131,35 @@ func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entr
 		return nil
 	}
 	err := o.WriteBatch(ctx, kept)
-	o.settle(ctx, now, touched)
+	o.saveDue(ctx, now)
 	return err
 }
 
+// passOn: rows whose context is cancelled before they get here (a stop
+// while stanza reads) are neither passed on nor marked. Stanza does not
+// checkpoint a batch whose context was cancelled during its emit
+// (reader.emitBatch in its file consumer) and reads it again, so they are
+// delivered then, once. Rows passed on before the cancel reach the
+// emitter, which delivers them on stop; they keep their mark, and the
+// mark drops them when stanza reads them again.
 func (o *resumeOperator) Process(ctx context.Context, e *entry.Entry) error {
-	var buf [1]resumeUndo
-	touched := buf[:0]
+	if ctx.Err() != nil {
+		return nil // see passOn
+	}
 	o.mu.Lock()
-	keep := o.keep(ctx, e, &touched)
+	keep := o.keep(ctx, e)
 	o.mu.Unlock()
 	if !keep {
 		return nil
 	}
 	err := o.Write(ctx, e)
-	o.settle(ctx, o.now(), touched)
+	o.saveDue(ctx, o.now())
 	return err
 }
 
-// resumeUndo is a file's state before a batch moved its mark.
-type resumeUndo struct {
-	path string
-	f    *resumeFile // nil: the batch loaded the file
-	prev resumeFile
-}
-
-// settle saves the marks that are due, unless the context was cancelled
-// while the rows were passed on: stanza then does not checkpoint them and
-// reads them again, so the marks go back to where they were before
-// (reader.emitBatch in stanza's file consumer).
-func (o *resumeOperator) settle(ctx context.Context, now time.Time, touched []resumeUndo) {
-	if ctx.Err() == nil {
-		o.saveDue(ctx, now)
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, u := range touched {
-		if u.f == nil {
-			delete(o.files, u.path)
-		} else {
-			*u.f = u.prev
-		}
-	}
-}
-
-// keep reports whether e is a row not passed on before a crash, and adds
-// the file whose mark it moves to touched the first time. Called with mu
-// held.
-func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry, touched *[]resumeUndo) bool {
+// keep reports whether e is a row not passed on before a crash. Called
+// with mu held.
+func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 	path, _ := e.Attributes[attrs.LogFilePath].(string)
 	if !o.keepPath {
 		delete(e.Attributes, attrs.LogFilePath)
@@ -188,13 +169,6 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry, touched *[]re
 		return true
 	}
 	f := o.files[path]
-	if !touchedHas(*touched, path) {
-		u := resumeUndo{path: path, f: f}
-		if f != nil {
-			u.prev = *f
-		}
-		*touched = append(*touched, u)
-	}
 	if f == nil {
 		f = o.load(ctx, path)
 		o.files[path] = f
@@ -212,15 +186,6 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry, touched *[]re
 	f.mark.Record = n
 	f.unsaved++
 	return true
-}
-
-func touchedHas(us []resumeUndo, path string) bool {
-	for i := range us {
-		if us[i].path == path {
-			return true
-		}
-	}
-	return false
 }
 
 // load reads the saved mark of the file at path: the one saved under its
