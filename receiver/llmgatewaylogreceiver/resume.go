@@ -29,7 +29,7 @@ import (
 // highest record number it passed on per file; when stanza reads the same
 // file (same first bytes, under any name) again from an older checkpoint,
 // rows up to that mark are dropped and counted as already_read. A mark
-// never covers rows it did not pass on (see passOn).
+// never covers rows it did not pass on (see ProcessBatch).
 const (
 	resumeOperatorType = "llm_gateway_log_resume"
 	// resumeEveryRows bounds what a crash re-reads: at most this many rows
@@ -114,9 +114,17 @@ func (o *resumeOperator) Stop() error {
 	return errors.Join(errs...)
 }
 
+// ProcessBatch passes on the rows past their file's mark and moves the
+// mark. Rows whose context is cancelled before they get here (a stop while
+// stanza reads) are neither passed on nor marked: stanza does not
+// checkpoint a batch whose context was cancelled during its emit
+// (reader.emitBatch in its file consumer) and reads it again, so they are
+// delivered then, once. Rows passed on before the cancel reach the
+// emitter, which delivers them on stop; they keep their mark, and the mark
+// drops them when stanza reads them again.
 func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
 	if ctx.Err() != nil {
-		return nil // see passOn
+		return nil
 	}
 	kept := entries[:0:0]
 	o.mu.Lock()
@@ -135,16 +143,10 @@ func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entr
 	return err
 }
 
-// passOn: rows whose context is cancelled before they get here (a stop
-// while stanza reads) are neither passed on nor marked. Stanza does not
-// checkpoint a batch whose context was cancelled during its emit
-// (reader.emitBatch in its file consumer) and reads it again, so they are
-// delivered then, once. Rows passed on before the cancel reach the
-// emitter, which delivers them on stop; they keep their mark, and the
-// mark drops them when stanza reads them again.
+// Process is ProcessBatch for one row.
 func (o *resumeOperator) Process(ctx context.Context, e *entry.Entry) error {
 	if ctx.Err() != nil {
-		return nil // see passOn
+		return nil
 	}
 	o.mu.Lock()
 	keep := o.keep(ctx, e)
