@@ -2,6 +2,7 @@ package genaittftconnector
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -511,4 +512,52 @@ func TestRecordsCountSkippedScopes(t *testing.T) {
 	require.NoError(t, c.ConsumeTraces(context.Background(), td))
 	assert.Len(t, logRecords(sink), 1)
 	assert.Equal(t, map[string]int64{"scope_skipped": 5}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
+}
+
+// TestCallMemoryUndoRestoresWhatABatchFound: whatever a batch added (new
+// keys, flags on known ones, refreshes, keys added twice, in a ring that
+// evicts as it goes), undo leaves every key seen as before the batch.
+func TestCallMemoryUndoRestoresWhatABatchFound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 200 {
+		// Every other round the ring never fills, so nothing is evicted.
+		capacity := 64 + rng.IntN(64)
+		if round%2 == 0 {
+			capacity = 4096
+		}
+		m := newCallMemory(capacity, time.Minute)
+		key := func() callKey { return callKey{pcommon.TraceID{byte(rng.IntN(3))}, pcommon.SpanID{byte(rng.IntN(90))}} }
+		flag := func() uint8 { return uint8(1 + rng.IntN(2)) }
+		for range rng.IntN(200) {
+			m.add(testStart, key(), flag(), uint64(rng.IntN(2)))
+		}
+		type view struct {
+			flags             uint8
+			callRes, childRes uint64
+		}
+		snapshot := func() map[callKey]view {
+			out := map[callKey]view{}
+			for k, e := range m.entries {
+				out[k] = view{e.flags, e.callRes, e.childRes}
+			}
+			return out
+		}
+		before := snapshot()
+		var us []memUndo
+		for range 1 + rng.IntN(40) {
+			us = append(us, m.add(testStart, key(), flag(), uint64(rng.IntN(2))))
+		}
+		m.undo(us)
+		after := snapshot()
+		if capacity == 4096 {
+			require.Equal(t, before, after, "round %d", round)
+			continue
+		}
+		// A key the batch's adds evicted from a full ring is gone; every
+		// other key is as before.
+		for k, v := range after {
+			require.Equal(t, before[k], v, "round %d: key %v", round, k)
+		}
+		require.LessOrEqual(t, len(m.entries), m.capacity)
+	}
 }
