@@ -173,8 +173,10 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			if part, seen := c.calls.seen(it.trace, it.id, it.parent, it.resFP); seen {
 				split[part]++
 				if part == splitRepeat {
-					// Retries may go on for longer than remember_for.
-					add(callKey{it.trace, it.id}, flagCall, it.resFP)
+					// Retries may go on for longer than remember_for. Not
+					// undone: the call was emitted, whatever becomes of
+					// this batch.
+					c.calls.add(now, callKey{it.trace, it.id}, flagCall, it.resFP)
 				}
 				continue
 			}
@@ -190,12 +192,6 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		c.mu.Unlock()
 	}
 
-	var st batchStats
-	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonScopeSkipped, derive.ReasonSpanLog, derive.ReasonUnstamped} {
-		st.skip(r.String(), ds.Skipped[r])
-	}
-	st.skip("nested", ds.Nested)
-	c.skipTel.report(ctx, "traces", &st)
 	if len(keep) > 0 {
 		if err := c.next.ConsumeLogs(ctx, c.buildLogs(keep)); err != nil {
 			// The sender retries a refused batch: forget what it added,
@@ -208,6 +204,13 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			return err
 		}
 	}
+	// Counted once the batch is taken, so a retry does not count twice.
+	var st batchStats
+	for _, r := range []derive.Reason{derive.ReasonNotGenAI, derive.ReasonScopeSkipped, derive.ReasonSpanLog, derive.ReasonUnstamped} {
+		st.skip(r.String(), ds.Skipped[r])
+	}
+	st.skip("nested", ds.Nested)
+	c.skipTel.report(ctx, "traces", &st)
 	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
 	return nil
 }

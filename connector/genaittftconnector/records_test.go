@@ -418,6 +418,9 @@ func TestRecordsRetryAfterDownstreamError(t *testing.T) {
 	second, s := newSpans("app")
 	callSpan(s, 1, 1, 0, "m", 0.8, 3)
 	callSpan(s, 2, 2, 1, "m", 0.9, 3)
+	plain := s.AppendEmpty()
+	plain.SetName("GET /health")
+	plain.SetSpanID(pcommon.SpanID{7, 7})
 	next.n = 1
 	require.ErrorIs(t, conn.ConsumeTraces(context.Background(), second), assert.AnError)
 	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
@@ -430,10 +433,42 @@ func TestRecordsRetryAfterDownstreamError(t *testing.T) {
 	assert.Equal(t, map[string]int64{"repeat": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
 	assert.Equal(t, map[string]int64{"": 2}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_emitted", "signal"))
 
+	// The refused delivery counted none of the batch's skipped spans.
+	assert.Equal(t, map[string]int64{"not_genai": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
+
 	// The retried batch is remembered now: a third delivery emits nothing.
 	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
 	assert.Len(t, logRecords(&next.LogsSink), 2)
 	assert.Equal(t, map[string]int64{"repeat": 3}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
+}
+
+// TestRecordsRefusedBatchKeepsTheRepeatsRefresh: a refused batch that
+// repeats an emitted call still refreshes it, so a retry after
+// remember_for does not emit it again.
+func TestRecordsRefusedBatchKeepsTheRepeatsRefresh(t *testing.T) {
+	next := &failOnce{}
+	clock := clockwork.NewFakeClockAt(testStart)
+	conn, err := NewFactory().CreateTracesToLogs(clockwork.AddToContext(context.Background(), clock), connectortest.NewNopSettings(metadata.Type), defaultConfig(), next)
+	require.NoError(t, err)
+	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, conn.Shutdown(context.Background())) })
+
+	first, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	require.NoError(t, conn.ConsumeTraces(context.Background(), first))
+	second, s := newSpans("app")
+	callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	callSpan(s, 2, 2, 0, "m", 0.9, 3)
+	clock.Advance(90 * time.Second)
+	next.n = 1
+	require.Error(t, conn.ConsumeTraces(context.Background(), second))
+	clock.Advance(60 * time.Second) // 150 s after the first emit, past remember_for (2m)
+	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
+	var ids []pcommon.SpanID
+	for _, lr := range logRecords(&next.LogsSink) {
+		ids = append(ids, lr.SpanID())
+	}
+	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, ids)
 }
 
 // TestAggregatorDropsRepeatedRecords: a load balancer retrying a whole batch
