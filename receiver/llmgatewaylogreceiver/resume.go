@@ -119,9 +119,12 @@ func (o *resumeOperator) Stop() error {
 // stanza reads) are neither passed on nor marked: stanza does not
 // checkpoint a batch whose context was cancelled during its emit
 // (reader.emitBatch in its file consumer) and reads it again, so they are
-// delivered then, once. Rows passed on before the cancel reach the
-// emitter, which delivers them on stop; they keep their mark, and the mark
-// drops them when stanza reads them again.
+// delivered then, once. Rows passed on before the cancel keep their mark,
+// and the mark drops them when stanza reads them again: stanza's emitter
+// hands a full batch to the next consumer at once, with this context, and
+// the rest on stop. A next consumer that drops data for a cancelled
+// context would lose such rows; the genai_ttft connector, the batch
+// processor and exporters' sending queues do not.
 func (o *resumeOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
 	if ctx.Err() != nil {
 		return nil
@@ -175,10 +178,16 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 		f = o.load(ctx, path)
 		o.files[path] = f
 	} else if n <= f.last {
-		// Record numbers went back: stanza reads new content under this
-		// path (truncated or replaced); no mark applies to it.
-		f.skipUpTo = 0
-		f.mark.Prefix, f.mark.PrefixLen = prefixOf(path)
+		// Record numbers went back: stanza reads this path from its start
+		// again. The same file (its whole fingerprint unchanged) keeps its
+		// mark; new content (truncated or replaced) has none.
+		sum, got := prefixOf(path)
+		if got == resumeFingerprintBytes && f.mark.PrefixLen == got && string(sum) == string(f.mark.Prefix) {
+			f.skipUpTo = max(f.skipUpTo, f.mark.Record)
+		} else {
+			f.skipUpTo = 0
+			f.mark.Prefix, f.mark.PrefixLen = sum, got
+		}
 	}
 	f.last = n
 	if n <= f.skipUpTo {
@@ -250,9 +259,10 @@ func (o *resumeOperator) saveDue(ctx context.Context, now time.Time) {
 		}
 		if f.unsaved == 0 && now.Sub(f.saved) > resumeForget {
 			// Saved and read no further for long: a file stanza is done
-			// with (exports named by date pile up). If it is read again,
-			// load finds its saved mark, as after a restart.
+			// with, and whose end its own checkpoint holds (exports named
+			// by date pile up). Its mark goes, in memory and in storage.
 			delete(o.files, path)
+			o.forget(ctx, path, f.mark)
 		}
 	}
 }
@@ -264,10 +274,16 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 	}
 	if f.mark.PrefixLen < resumeFingerprintBytes {
 		// Short when first seen: take the whole fingerprint once the
-		// file has grown, if it still starts with the same bytes.
+		// file has grown, if it still starts with the same bytes; the
+		// mark saved under its path goes.
 		if sum, n := prefixOf(path); n > f.mark.PrefixLen {
 			if old, m := prefixLen(path, f.mark.PrefixLen); m == f.mark.PrefixLen && string(old) == string(f.mark.Prefix) {
 				f.mark.Prefix, f.mark.PrefixLen = sum, n
+				if n == resumeFingerprintBytes {
+					if err := o.persister.Delete(ctx, path); err != nil {
+						o.Logger().Debug("deleting the short file's resume mark failed", zap.String("path", path), zap.Error(err))
+					}
+				}
 			}
 		}
 	}
@@ -284,6 +300,20 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 		return nil
 	}
 	return o.persister.Set(ctx, key, b)
+}
+
+// forget deletes the saved mark of a file no longer read.
+func (o *resumeOperator) forget(ctx context.Context, path string, m resumeMark) {
+	if o.persister == nil || m.PrefixLen == 0 || o.passedOnElsewhere(path, resumeMark{Record: -1, Prefix: m.Prefix, PrefixLen: m.PrefixLen}) {
+		return
+	}
+	key := fingerprintKey(m)
+	if key == "" {
+		key = path
+	}
+	if err := o.persister.Delete(ctx, key); err != nil {
+		o.Logger().Debug("deleting a resume mark failed", zap.String("path", path), zap.Error(err))
+	}
 }
 
 // passedOnElsewhere reports whether the same file under another path has

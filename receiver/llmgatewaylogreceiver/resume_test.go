@@ -221,8 +221,8 @@ func TestResumeRenamedWhileReadKeepsTheLaterMark(t *testing.T) {
 }
 
 // TestResumeForgetsFilesDoneWith: exports named by date pile up; the state
-// of one read to its end and saved goes after an hour, and the file read
-// again resumes from its saved mark.
+// of one read to its end and saved goes after an hour, in memory and in
+// storage (stanza's own checkpoint holds its end by then).
 func TestResumeForgetsFilesDoneWith(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
@@ -237,9 +237,51 @@ func TestResumeForgetsFilesDoneWith(t *testing.T) {
 		feed(t, op, path, 201, 250) // saved now
 		now = now.Add(90 * time.Minute)
 	}
+	assert.Len(t, out.got, 30*250)
 	assert.Len(t, op.files, 1, "only the file read last")
-	first := filepath.Join(dir, "export-00.csv")
-	feed(t, op, first, 1, 300) // stanza lost its checkpoint: rows up to the mark are dropped
-	assert.Len(t, out.got, 30*250+50)
-	assert.Equal(t, int64(251), out.got[30*250])
+	assert.Len(t, p, 1, "only the mark of the file read last")
+}
+
+// TestResumeSameFileReadAgainKeepsItsMark: stanza reading the same,
+// unchanged file from its start again within a run (it lost track of it)
+// gets no row twice; new content under the path gets every row.
+func TestResumeSameFileReadAgainKeepsItsMark(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	op, out := startResume(t, memPersister{})
+	feed(t, op, path, 1, 301)
+	feed(t, op, path, 1, 310)
+	assert.Len(t, out.got, 310)
+	assert.Equal(t, int64(302), out.got[301])
+
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("2,300\n", 500)), 0o600))
+	feed(t, op, path, 1, 20)
+	assert.Len(t, out.got, 330)
+}
+
+// TestResumeShortFileMovesToItsFingerprint: a file first seen shorter
+// than a fingerprint is saved under its path, then under its fingerprint
+// once it has grown; the path's key goes.
+func TestResumeShortFileMovesToItsFingerprint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n1,200\n"), 0o600))
+	p := memPersister{}
+	op, _ := startResume(t, p)
+	feed(t, op, path, 1, 1)
+	require.NoError(t, op.Stop())
+	require.Contains(t, p, path)
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fh.WriteString(strings.Repeat("1,200\n", 300))
+	require.NoError(t, err)
+	require.NoError(t, fh.Close())
+	feed(t, op, path, 2, 200)
+	require.NoError(t, op.Stop())
+	require.Len(t, p, 1)
+	require.NotContains(t, p, path)
+
+	// The next run finds the mark under the fingerprint.
+	op, out := startResume(t, p)
+	feed(t, op, path, 1, 250)
+	assert.Len(t, out.got, 50)
 }
