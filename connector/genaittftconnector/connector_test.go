@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
@@ -412,11 +413,19 @@ func TestCensoringReachesTheFirstChunkClock(t *testing.T) {
 	}
 	cfg := defaultConfig()
 	cfg.MinSamples = 1
+	// A first-chunk policy on either signal sees the cuts.
+	cfg.Policies = append(cfg.Policies,
+		recommend.Policy{Name: "chunk_cutoff", Signal: recommend.SignalTimeToFirstToken, Quantile: 0.5, Headroom: 1, RoundTo: 100 * time.Millisecond, MeasuredAt: []string{record.MeasuredAtFirstChunk}},
+		recommend.Policy{Name: "chunk_signal", Signal: recommend.SignalTimeToFirstChunk, Quantile: 0.5, Headroom: 1, RoundTo: 100 * time.Millisecond, MeasuredAt: []string{record.MeasuredAtFirstChunk}})
+	require.NoError(t, cfg.Validate())
 	sink := new(consumertest.MetricsSink)
 	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
 	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
 	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
 	md := flushNow(t, c, sink)
+	for _, p := range []string{"chunk_cutoff", "chunk_signal"} {
+		assert.InDelta(t, 7.0, value(t, md, "ttft.timeout.recommended", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk, attrPolicy: p}), 0.1, p)
+	}
 	chunk := map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk}
 	assert.Equal(t, 10.0, value(t, md, "ttft.window.samples", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk, attrCensored: true}))
 	assert.InDelta(t, 7.0, value(t, md, "ttft.quantile", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk, attrQuantile: "0.5"}), 0.07)

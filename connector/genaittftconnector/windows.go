@@ -118,6 +118,9 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 			if fc := ws.find(tgt, rec.PromptBand, record.MeasuredAtFirstChunk); fc != nil && fc != s {
 				fc.lastSeen = now
 				fc.w[sigTTFT].ObserveCensored(cut, now)
+				if ws.used[sigFirstChunk] {
+					ws.window(fc, sigFirstChunk, now).ObserveCensored(cut, now)
+				}
 			}
 		}
 		return
