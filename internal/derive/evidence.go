@@ -560,7 +560,7 @@ func (d *Deriver) scanSpan(e *evidence, si *scopeInfo, span ptrace.Span) {
 	if e.stream == triUnknown && len(name) <= 256 && containsFold(name, "stream") {
 		e.stream = triTrue
 	}
-	d.scanEvents(e, si, span.Events())
+	d.scanEvents(e, si, span.Events(), span.DroppedEventsCount())
 	e.applySummary()
 
 	// Absolute completion start → relative to this span's start.
@@ -699,7 +699,7 @@ func (d *Deriver) eventAt(e *evidence, si *scopeInfo, name string, class uint8, 
 // per chunk of every streamed call). A span whose events are all
 // ttft.chunk events (what the stream instrumentation writes) is read by
 // onlyChunks, a loop without a call in it; any other span by mixedEvents.
-func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice) {
+func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEventSlice, dropped uint32) {
 	n := events.Len()
 	if n == 0 {
 		return
@@ -729,6 +729,16 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	if e.chunkEvents > 0 {
 		e.genai = true
 		e.setStream(true)
+	}
+	if dropped > 0 {
+		// The SDK dropped events past its limit, the oldest first (as the
+		// OpenTelemetry SDKs do): the first chunk kept need not be the
+		// first, nor its gaps the longest. No time is read from them; the
+		// stream's own summary (applySummary) still counts.
+		if c.firstAny != ^uint64(0) || g.first != 0 {
+			e.rejectTiming()
+		}
+		return
 	}
 	if c.firstContent != ^uint64(0) {
 		e.content.offer(float64(c.firstContent+1-e.start)/1e9, EventChunk, prioChunkEvents)

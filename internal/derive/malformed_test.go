@@ -122,6 +122,15 @@ func TestMalformedSpans(t *testing.T) {
 			record: true, reason: 0, ignored: 100_000 - int64(DefaultConfig().MaxEvents),
 		},
 		{
+			// The SDK dropped events past its limit, the oldest first:
+			// the first kept content event need not be the first.
+			name: "events dropped by the SDK",
+			span: spanSpec{name: "chat", dur: time.Second, attrs: chat(nil),
+				events: []eventSpec{chunk(500*time.Millisecond, KindContent), chunk(600*time.Millisecond, KindContent)}},
+			mutate: func(s ptrace.Span) { s.SetDroppedEventsCount(75) },
+			record: true, reason: ReasonInvalidTiming, rejected: 1,
+		},
+		{
 			name:   "missing everything",
 			span:   spanSpec{},
 			record: false, reason: ReasonNotGenAI,
