@@ -29,8 +29,23 @@ const MAX_LINE = 1 << 20; // characters of one SSE line kept; longer lines are c
 const MAX_SNIFF = 1 << 20; // request body characters read for model and stream
 const ACTIVE = api.createContextKey('otelcol-ttft instrumented request');
 
-// now is a high-resolution time the OTel API accepts as TimeInput.
-const now = () => performance.timeOrigin + performance.now();
+// MAX_CHUNK_EVENTS bounds the ttft.chunk events of one call whatever the
+// options say: the OpenTelemetry SDKs keep 128 events a span and drop the
+// oldest past that, the first content with them, and the derivation then
+// reads no time from the events at all.
+const MAX_CHUNK_EVENTS = 120;
+
+// callClock returns the call's own timeline, a high-resolution time the
+// OTel API accepts as TimeInput: the wall clock read once when the call
+// starts, plus the monotonic time since. performance.timeOrigin would do
+// for the second part, but it was fixed when the process started; a step
+// of the wall clock since (an NTP correction) or a suspend would put the
+// events off the spans the SDK starts on Date.now().
+function callClock() {
+  const wall0 = Date.now();
+  const mono0 = performance.now();
+  return () => wall0 + (performance.now() - mono0);
+}
 
 function classifyRequest(method, url) {
   if ((method || 'GET').toUpperCase() !== 'POST') return undefined;
@@ -86,8 +101,11 @@ function isSSE(ct) {
 
 // Recorder follows one call.
 class Recorder {
-  constructor(cfg, span, own, format, signal) {
+  constructor(cfg, span, own, format, signal, clock) {
     this.cfg = cfg;
+    this.now = clock;
+    this.unlink = () => {}; // removes the listener on the caller's signal
+    this.ownCut = false; // the wrapper's own limit ended the call
     this.span = span;
     this.own = own;
     this.format = format;
@@ -112,6 +130,7 @@ class Recorder {
     this.unrecorded = 0;
     this.eventsBefore = 0;
     this.eventsAfter = 0;
+    this.recorded = 0; // ttft.chunk events written, at most MAX_CHUNK_EVENTS
     this.contentSeen = false;
     this.errorEvent = false;
     this.lastChunk = 0;
@@ -132,7 +151,7 @@ class Recorder {
     this.limited = true;
     this.phase = phase;
     this.deadline = deadline;
-    this.schedule(deadline - now());
+    this.schedule(deadline - this.now());
   }
 
   schedule(ms) {
@@ -158,7 +177,7 @@ class Recorder {
   check() {
     this.timer = undefined;
     if (this.done || !this.phase) return;
-    const t = now();
+    const t = this.now();
     if (this.deadline > t) return this.schedule(this.deadline - t);
     if (!this.waiting) return;
     if (this.signal && this.signal.aborted) return this.disarm(); // the caller's abort wins
@@ -166,6 +185,7 @@ class Recorder {
     const err = new DOMException(this.phase === 'first_token'
       ? `first token timeout: no content within ${ms} ms (firstTokenTimeoutMs)`
       : `idle timeout: no chunk for ${ms} ms after content (idleTimeoutMs)`, 'TimeoutError');
+    this.ownCut = true;
     this.end('timeout', err, t);
     for (const cut of this.cutters) cut(err);
     this.cutters = [];
@@ -178,9 +198,9 @@ class Recorder {
     if (this.phase === 'idle' && this.moved) {
       // The pause starts at the later of the last chunk and this read.
       this.moved = false;
-      this.deadline = Math.max(this.lastChunk, now()) + this.cfg.idleTimeoutMs;
+      this.deadline = Math.max(this.lastChunk, this.now()) + this.cfg.idleTimeoutMs;
     }
-    if (this.timer === undefined) this.schedule(this.deadline - now());
+    if (this.timer === undefined) this.schedule(this.deadline - this.now());
   }
 
   headers(resp, t) {
@@ -319,7 +339,8 @@ class Recorder {
         }
       }
     } else if (!this.contentSeen) {
-      record = this.chunks === 1 || this.eventsBefore < this.cfg.eventsBeforeContent;
+      // Room stays for the first content and an error event.
+      record = this.chunks === 1 || (this.eventsBefore < this.cfg.eventsBeforeContent && this.recorded < MAX_CHUNK_EVENTS - 2);
       if (record) this.eventsBefore++;
     } else {
       if (k !== 'keepalive') { // a keep-alive does not end a pause
@@ -327,7 +348,7 @@ class Recorder {
         if (t > this.lastChunk) this.lastChunk = t;
         if (this.phase === 'idle') this.moved = true;
       }
-      if (this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) {
+      if ((this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) && this.recorded < MAX_CHUNK_EVENTS - 1) {
         record = true;
         this.eventsAfter++;
       }
@@ -337,8 +358,10 @@ class Recorder {
       record = true;
       this.errorEvent = true;
     }
-    if (record) this.span.addEvent(EVENT_CHUNK, { [ATTR.kind]: k }, t);
-    else this.unrecorded++;
+    if (record) {
+      this.recorded++;
+      this.span.addEvent(EVENT_CHUNK, { [ATTR.kind]: k }, t);
+    } else this.unrecorded++;
     // An error event ends the stream in every format; some SDKs then stop
     // reading without cancelling the body, so the span ends here.
     if (k === 'error') this.end('stream_error', undefined, t);
@@ -365,6 +388,7 @@ class Recorder {
     if (this.done) return;
     this.done = true;
     this.disarm();
+    this.unlink();
     const f = this.facts;
     if (this.keep && this.keep.length) {
       const buf = new Uint8Array(this.keepLen);
@@ -402,8 +426,11 @@ class Recorder {
       a['error.type'] = f.errType;
       this.span.setStatus({ code: api.SpanStatusCode.ERROR, message: f.errMsg || f.errType });
     } else if (how === 'timeout') {
-      // Before any content it is a first-token timeout; after, an idle one.
-      a['error.type'] = 'timeout';
+      // Before any content it is a first-token timeout; after, the
+      // caller's own deadline (its signal's TimeoutError) is its total
+      // deadline, anything else (the wrapper's idle limit, a network
+      // timeout) an idle one.
+      a['error.type'] = this.contentSeen && !this.ownCut && callerTimedOut(this.signal) ? 'deadline_exceeded' : 'timeout';
       // By name: the OTel SDK would write a DOMException's legacy code (23)
       // as exception.type.
       this.span.recordException(err && typeof err === 'object' ? { name: err.name, message: err.message, stack: err.stack } : err, t);
@@ -433,6 +460,13 @@ function isTimeout(err, signal) {
     if (e && (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.name || ''))) return true;
   }
   return false;
+}
+
+// callerTimedOut says the caller's signal fired with a timeout
+// (AbortSignal.timeout, or any reason named TimeoutError).
+function callerTimedOut(signal) {
+  const r = reasonOf(signal);
+  return !!(r && (r.name === 'TimeoutError' || /timeout|timed out/i.test(r.name || '')));
 }
 
 function isAbort(err, signal) {
@@ -466,13 +500,13 @@ function wrapBody(body, r, unlink) {
       } catch (err) {
         if (cut) return;
         unlink();
-        r.end('error', err, now());
+        r.end('error', err, r.now());
         controller.error(err);
         return;
       }
       if (cut) return;
       r.waiting = false;
-      const t = now();
+      const t = r.now();
       if (res.done) {
         unlink();
         r.end(r.sse && r.facts.marker ? 'completed' : 'eof', undefined, t);
@@ -486,7 +520,7 @@ function wrapBody(body, r, unlink) {
       controller.enqueue(res.value);
     },
     cancel(reason) {
-      const t = now();
+      const t = r.now();
       unlink();
       if (r.signal && r.signal.aborted && !r.facts.marker) r.end('error', reasonOf(r.signal) || reason, t);
       else r.end(!r.sse ? 'eof' : r.facts.marker ? 'completed' : 'closed', undefined, t);
@@ -557,7 +591,8 @@ function instrumentFetch(options = {}) {
     const parent = api.context.active();
     if (!ep || parent.getValue(ACTIVE)) return base(input, init);
 
-    const start = now();
+    const clock = callClock();
+    const start = clock();
     const s = sniff(init && init.body);
     const model = s.model || ep.model;
     let stream = s.stream;
@@ -591,14 +626,14 @@ function instrumentFetch(options = {}) {
       return api.context.with(ctx, () => base(input, init));
     }
     const signal = (init && init.signal) || (isReq ? input.signal : undefined);
-    const r = new Recorder(cfg, span, own, ep.format, signal);
+    const r = new Recorder(cfg, span, own, ep.format, signal, clock);
     let unlink = () => {};
     let call = init;
     if (limited) {
       if (cfg.firstTokenTimeoutMs !== undefined) r.arm('first_token', start + cfg.firstTokenTimeoutMs);
       else r.limited = true; // the idle limit starts at the first content
       const link = linkSignal(signal, r);
-      unlink = link.unlink;
+      unlink = r.unlink = link.unlink;
       call = { ...init, signal: link.signal };
     }
     let resp;
@@ -620,10 +655,10 @@ function instrumentFetch(options = {}) {
       }));
     } catch (err) {
       unlink();
-      r.end('error', err, now());
+      r.end('error', err, clock());
       throw err;
     }
-    const t = now();
+    const t = clock();
     r.headers(resp, t);
     r.waiting = false;
     if (!resp.body) {
@@ -655,6 +690,7 @@ module.exports = {
   ATTR,
   DEFAULT_EVENTS_BEFORE_CONTENT,
   DEFAULT_EVENTS_AFTER_CONTENT,
+  MAX_CHUNK_EVENTS,
   SCOPE,
   VERSION,
 };

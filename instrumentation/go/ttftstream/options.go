@@ -18,6 +18,11 @@ const Version = "0.1.0"
 const (
 	DefaultEventsBeforeContent = 100
 	DefaultEventsAfterContent  = 0
+	// MaxChunkEvents bounds the ttft.chunk events of one call whatever the
+	// options say: the OpenTelemetry SDKs keep 128 events a span and drop
+	// the oldest past that, the first content with them, and the
+	// derivation then reads no time from the events at all.
+	MaxChunkEvents = 120
 )
 
 type config struct {
@@ -71,7 +76,8 @@ func WithEventsBeforeContent(n int) Option {
 
 // WithEventsAfterContent sets how many ttft.chunk events are recorded after
 // the first content chunk (default 0: the summary attributes carry the rest);
-// n < 0 records one event per chunk, unbounded.
+// n < 0 records one event per chunk. Either way a call records at most
+// MaxChunkEvents, the rest counted in ttft.chunk.unrecorded.
 func WithEventsAfterContent(n int) Option {
 	return func(c *config) { c.afterContent = n }
 }

@@ -160,6 +160,7 @@ type recorder struct {
 	// Chunk accounting.
 	chunks, content, unrecorded int64
 	eventsBefore, eventsAfter   int
+	recorded                    int // ttft.chunk events written, at most MaxChunkEvents
 	contentSeen, errorEvent     bool
 	lastChunk                   time.Time
 	maxGap                      time.Duration
@@ -314,7 +315,8 @@ func (r *recorder) chunk(k kind, now time.Time) {
 		record = true
 		r.limit.stop()
 	case !r.contentSeen:
-		record = r.chunks == 1 || r.eventsBefore < r.cfg.beforeContent
+		// Room stays for the first content and an error event.
+		record = r.chunks == 1 || (r.eventsBefore < r.cfg.beforeContent && r.recorded < MaxChunkEvents-2)
 		if record {
 			r.eventsBefore++
 		}
@@ -327,7 +329,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 				r.lastChunk = now
 			}
 		}
-		if r.cfg.afterContent < 0 || r.eventsAfter < r.cfg.afterContent {
+		if (r.cfg.afterContent < 0 || r.eventsAfter < r.cfg.afterContent) && r.recorded < MaxChunkEvents-1 {
 			record = true
 			r.eventsAfter++
 		}
@@ -339,6 +341,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 		record, r.errorEvent = true, true
 	}
 	if record {
+		r.recorded++
 		r.span.AddEvent(EventChunk, trace.WithTimestamp(now), kindAttrs[k])
 	} else {
 		r.unrecorded++

@@ -232,10 +232,28 @@ func TestBoundedEvents(t *testing.T) {
 	if got := r.span.attr(AttrChunkCount).AsInt64(); got != int64(1+150+n+2) {
 		t.Errorf("chunks %d", got)
 	}
+	// Asked for every event, a call still records MaxChunkEvents at most:
+	// past 128 the SDK would drop the oldest, the first content with them.
 	all := run(t, call{path: "/chat/completions", steps: steps, opts: []Option{WithEventsAfterContent(-1), WithEventsBeforeContent(1000)}})
-	gap, content := deriveLike(all.span.events)
-	if gap != 900*ms || content != n {
-		t.Errorf("every-event mode: gap %v content %d", gap, content)
+	kinds = all.span.chunkKinds()
+	if len(kinds) != MaxChunkEvents-1 { // one kept for an error event
+		t.Errorf("every-event mode: %d events, want %d", len(kinds), MaxChunkEvents-1)
+	}
+	first := -1
+	for i, k := range kinds {
+		if k == "content" {
+			first = i
+			break
+		}
+	}
+	if first != MaxChunkEvents-2 || kinds[0] != "role" {
+		t.Errorf("every-event mode: first content is event %d of %v...", first, kinds[:3])
+	}
+	if got := all.span.attr(AttrChunkUnrecorded).AsInt64(); got != int64(1+150+n+2-(MaxChunkEvents-1)) {
+		t.Errorf("every-event mode: unrecorded %d", got)
+	}
+	if got := all.span.attr(AttrChunkMaxGap).AsFloat64(); got != 0.9 {
+		t.Errorf("every-event mode: max gap %v, want 0.9", got)
 	}
 }
 

@@ -2,7 +2,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const api = require('@opentelemetry/api');
-const { instrumentFetch, EVENT_CHUNK, ATTR, DEFAULT_EVENTS_BEFORE_CONTENT } = require('../index.cjs');
+const { instrumentFetch, EVENT_CHUNK, ATTR, DEFAULT_EVENTS_BEFORE_CONTENT, MAX_CHUNK_EVENTS } = require('../index.cjs');
 const { classify, newFacts } = require('../lib/classify.cjs');
 const { tracerProvider } = require('./otel.cjs');
 const { BasicTracerProvider, AlwaysOffSampler } = require('@opentelemetry/sdk-trace-base');
@@ -536,4 +536,87 @@ test('timeout options are checked when wrapping', () => {
     assert.equal(typeof instrumentFetch({ fetch: async () => new Response(''), [name]: 2.5 }), 'function');
     assert.equal(typeof instrumentFetch({ fetch: async () => new Response(''), [name]: undefined }), 'function');
   }
+});
+
+test('events stay under the SDK\'s limit whatever eventsAfterContent says', async () => {
+  const frames = [ROLE];
+  for (let i = 0; i < 30; i++) frames.push(': ping');
+  for (let i = 0; i < 300; i++) frames.push(content('t'));
+  frames.push(FINISH, '[DONE]');
+  const r = await call(sse(...frames), { split: 997, options: { eventsAfterContent: -1 } });
+  const k = kinds(r.span);
+  assert.equal(k.length, MAX_CHUNK_EVENTS - 1, 'one kept for an error event');
+  assert.equal(r.span.droppedEventsCount, 0, 'the SDK dropped events');
+  assert.equal(k.indexOf('content'), 31, 'the first content is recorded');
+  assert.equal(r.span.attributes[ATTR.unrecorded], frames.length - (MAX_CHUNK_EVENTS - 1));
+  // Asked for many events before content too, the first content keeps its place.
+  const early = [ROLE];
+  for (let i = 0; i < 200; i++) early.push(': ping');
+  early.push(content('a'), '{"error":{"message":"x","type":"server_error"}}');
+  const e = await call(sse(...early), { split: 997, options: { eventsBeforeContent: 1000 } });
+  const ek = kinds(e.span);
+  assert.equal(ek.length, MAX_CHUNK_EVENTS);
+  assert.deepEqual(ek.slice(-2), ['content', 'error']);
+});
+
+test('events are on the call\'s own timeline, the one the caller\'s span started on', async () => {
+  memory.reset();
+  const realNow = Date.now;
+  // The wall clock stepped 3 s ahead since the process started (an NTP
+  // correction): performance.timeOrigin is 3 s behind Date.now() now.
+  Date.now = () => realNow() + 3000;
+  try {
+    const tracer = provider.getTracer('app');
+    const span = tracer.startSpan('chat gpt-4.1', { kind: api.SpanKind.CLIENT, attributes: { 'gen_ai.operation.name': 'chat' } });
+    const f = instrumentFetch({ tracerProvider: provider, fetch: timedFetch([[10, sse(ROLE)], [60, sse(content('a'))], [70, sse('[DONE]')]], { end: true }).fetch });
+    await api.context.with(api.trace.setSpan(api.context.active(), span), async () => {
+      const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"stream":true}' });
+      await resp.text();
+    });
+    span.end();
+  } finally {
+    Date.now = realNow;
+  }
+  const [s] = memory.getFinishedSpans();
+  const ms = (t) => t[0] * 1e3 + t[1] / 1e6;
+  const at = ms(s.events.find((e) => e.name === EVENT_CHUNK && e.attributes[ATTR.kind] === 'content').time) - ms(s.startTime);
+  assert.ok(at >= 55 && at < 1000, `first content ${at.toFixed(1)} ms after the span's start`);
+});
+
+test('the caller\'s deadline after content is a deadline, the wrapper\'s idle cut an idle timeout', async (t) => {
+  // AbortSignal.timeout's timer does not keep the process alive.
+  const alive = setInterval(() => {}, 1000);
+  t.after(() => clearInterval(alive));
+  const r = await timed(timedFetch([[10, sse(content('a'))], [40, sse(content('b'))], [70, sse(content('c'))], [100, sse(content('d'))]]), {}, { signal: AbortSignal.timeout(150) });
+  assert.equal(r.err.name, 'TimeoutError');
+  assert.equal(r.span.attributes[ATTR.end], 'timeout');
+  assert.equal(r.span.attributes['error.type'], 'deadline_exceeded');
+  // Before any content the caller's deadline is a first-token timeout.
+  const early = await timed(timedFetch([[10, sse(ROLE)]]), {}, { signal: AbortSignal.timeout(100) });
+  assert.equal(early.span.attributes['error.type'], 'timeout');
+  // With the wrapper's limits on, its own idle cut stays an idle timeout,
+  // and the caller's deadline is still a deadline.
+  const idle = await timed(timedFetch([[10, sse(content('a'))]]), { idleTimeoutMs: 60 }, { signal: AbortSignal.timeout(5000) });
+  assert.equal(idle.span.attributes['error.type'], 'timeout');
+  const late = await timed(timedFetch([[10, sse(content('a'))], [40, sse(content('b'))], [70, sse(content('c'))]]), { idleTimeoutMs: 1000 }, { signal: AbortSignal.timeout(150) });
+  assert.equal(late.span.attributes['error.type'], 'deadline_exceeded');
+});
+
+test('an error event removes the listener on the caller\'s signal', async () => {
+  const ac = new AbortController();
+  let live = 0;
+  const add = ac.signal.addEventListener.bind(ac.signal);
+  const remove = ac.signal.removeEventListener.bind(ac.signal);
+  ac.signal.addEventListener = (...a) => { live++; return add(...a); };
+  ac.signal.removeEventListener = (...a) => { live--; return remove(...a); };
+  for (let i = 0; i < 3; i++) {
+    memory.reset();
+    const f = instrumentFetch({ tracerProvider: provider, fetch: timedFetch([[10, sse(content('a'))], [20, sse('{"error":{"message":"x","type":"server_error"}}')]]).fetch, idleTimeoutMs: 5000 });
+    const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"stream":true}', signal: ac.signal });
+    const reader = resp.body.getReader();
+    await reader.read();
+    await reader.read(); // the error event; the SDK stops reading here
+    assert.equal(memory.getFinishedSpans()[0].attributes[ATTR.end], 'stream_error');
+  }
+  assert.equal(live, 0, 'listeners left on the caller\'s signal');
 });
