@@ -53,7 +53,9 @@ function classifyRequest(method, url) {
   if (p.endsWith('/chat/completions')) return { format: 'chat', operation: 'chat', provider: 'openai' };
   if (p.endsWith('/completions')) return { format: 'chat', operation: 'text_completion', provider: 'openai' };
   if (p.endsWith('/responses')) return { format: 'responses', operation: 'chat', provider: 'openai' };
-  if (p.endsWith('/messages')) return { format: 'anthropic', operation: 'chat', provider: 'anthropic' };
+  // Not OpenAI Assistants' POST /threads/{id}/messages, which adds a message
+  // to a thread and calls no model.
+  if (p.endsWith('/messages') && !p.includes('/threads/')) return { format: 'anthropic', operation: 'chat', provider: 'anthropic' };
   const i = p.lastIndexOf(':');
   if (i > 0) {
     const m = p.slice(i + 1);

@@ -179,6 +179,7 @@ func TestClassifyRequest(t *testing.T) {
 		{"/v1/responses", formatResponses, "", false},
 		{"/v1/messages", formatAnthropic, "", false},
 		{"/v1/messages/count_tokens", formatNone, "", false},
+		{"/v1/threads/thread_abc/messages", formatNone, "", false}, // OpenAI Assistants: no model call
 		{"/v1beta/models/gemini-2.5-flash:streamGenerateContent", formatGemini, "gemini-2.5-flash", true},
 		{"/v1beta/models/gemini-2.5-flash:generateContent", formatGemini, "gemini-2.5-flash", false},
 		{"/v1/embeddings", formatNone, "", false},

@@ -79,7 +79,9 @@ func classifyRequest(req *http.Request) endpoint {
 		return endpoint{format: formatChat, operation: "text_completion", provider: "openai"}
 	case strings.HasSuffix(p, "/responses"):
 		return endpoint{format: formatResponses, operation: "chat", provider: "openai"}
-	case strings.HasSuffix(p, "/messages"):
+	case strings.HasSuffix(p, "/messages") && !strings.Contains(p, "/threads/"):
+		// Not OpenAI Assistants' POST /threads/{id}/messages, which adds a
+		// message to a thread and calls no model.
 		return endpoint{format: formatAnthropic, operation: "chat", provider: "anthropic"}
 	}
 	if i := strings.LastIndexByte(p, ':'); i > 0 {

@@ -225,6 +225,7 @@ test('other requests pass through untouched', async () => {
   const f = instrumentFetch({ tracerProvider: provider, fetch: async () => resp });
   assert.equal(await f('http://127.0.0.1:9/v1/embeddings', { method: 'POST', body: '{}' }), resp);
   assert.equal(await f('http://127.0.0.1:9/v1/chat/completions'), resp); // GET
+  assert.equal(await f('http://127.0.0.1:9/v1/threads/thread_abc/messages', { method: 'POST', body: '{}' }), resp); // OpenAI Assistants
   assert.equal(memory.getFinishedSpans().length, 0);
 });
 
