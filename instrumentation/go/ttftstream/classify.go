@@ -348,6 +348,9 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 		if strings.Contains(string(itemType), "call") && !strings.HasSuffix(string(itemType), "_output") {
 			return kindToolCall
 		}
+	case t == "response.image_generation_call.partial_image":
+		// An image generated in parts: each part is output.
+		return kindContent
 	case strings.HasSuffix(t, ".delta"):
 		if deltaPresent && deltaEmpty {
 			return kindLifecycle
@@ -443,6 +446,10 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		switch string(blockType) {
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			return kindToolCall
+		case "redacted_thinking":
+			// Carries its (encrypted) thinking in the start itself; no
+			// delta follows.
+			return kindReasoning
 		}
 	case "content_block_delta":
 		if !deltaCarries {
@@ -655,7 +662,8 @@ func geminiPart(s *jscan) kind {
 	var text, thought, call bool
 	for s.more('}') {
 		switch string(s.key()) {
-		case "text", "inlineData":
+		case "text", "inlineData", "executableCode":
+			// executableCode: code the model wrote for code execution.
 			text = s.nonEmpty() || text
 		case "thought":
 			thought = s.isTrue()

@@ -59,6 +59,9 @@ func TestClassifyChunks(t *testing.T) {
 		{"anthropic ping", formatAnthropic, "ping", `{"type": "ping"}`, kindKeepalive},
 		{"anthropic text_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`, kindContent},
 		{"anthropic thinking_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}`, kindReasoning},
+		{"anthropic redacted_thinking block", formatAnthropic, "", `{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}}`, kindReasoning},
+		{"gemini executableCode", formatGemini, "", `{"candidates":[{"content":{"parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}}],"role":"model"}}]}`, kindContent},
+		{"responses partial image", formatResponses, "", `{"type":"response.image_generation_call.partial_image","output_index":0,"partial_image_index":0,"partial_image_b64":"iVBOR"}`, kindContent},
 		{"anthropic signature_delta", formatAnthropic, "", `{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}`, kindLifecycle},
 		{"anthropic input_json_delta", formatAnthropic, "", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a"}}`, kindToolCall},
 		// A tool call starts with the block that names the tool (the

@@ -111,6 +111,7 @@ function responses(f, data, event) {
     if (it && it.includes('call') && !it.endsWith('_output')) return 'tool_call';
     return 'lifecycle';
   }
+  if (t === 'response.image_generation_call.partial_image') return 'content'; // an image generated in parts
   if (t.endsWith('.delta')) {
     if ('delta' in o && !nonEmpty(o.delta)) return 'lifecycle';
     if (RESPONSES_CONTENT.has(t)) return 'content';
@@ -174,6 +175,9 @@ function anthropic(f, data, event) {
         case 'server_tool_use':
         case 'mcp_tool_use':
           return 'tool_call';
+        case 'redacted_thinking':
+          // Carries its (encrypted) thinking in the start itself; no delta follows.
+          return 'reasoning';
       }
       return 'lifecycle';
     case 'content_block_delta':
@@ -218,7 +222,7 @@ function gemini(f, data) {
         if (!isObj(p)) continue;
         if (nonEmpty(p.functionCall)) k = max(k, 'tool_call');
         else if ((nonEmpty(p.text) || nonEmpty(p.inlineData)) && p.thought === true) k = max(k, 'reasoning');
-        else if (nonEmpty(p.text) || nonEmpty(p.inlineData)) k = max(k, 'content');
+        else if (nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) k = max(k, 'content'); // executableCode: code the model wrote
       }
     }
   }

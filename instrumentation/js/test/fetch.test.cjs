@@ -77,6 +77,9 @@ test('kinds per format', () => {
     ['anthropic', '', '{"type":"message_start","message":{}}', 'lifecycle'],
     ['anthropic', '', '{"type":"content_block_delta","delta":{"type":"text_delta","text":"x"}}', 'content'],
     ['anthropic', '', '{"type":"content_block_delta","delta":{"type":"thinking_delta","thinking":"x"}}', 'reasoning'],
+    ['anthropic', '', '{"type":"content_block_start","index":0,"content_block":{"type":"redacted_thinking","data":"EmwKAhgB"}}', 'reasoning'],
+    ['gemini', '', '{"candidates":[{"content":{"parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}}],"role":"model"}}]}', 'content'],
+    ['responses', '', '{"type":"response.image_generation_call.partial_image","output_index":0,"partial_image_index":0,"partial_image_b64":"iVBOR"}', 'content'],
     ['anthropic', '', '{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{\\"a"}}', 'tool_call'],
     // An empty delta carries nothing.
     ['anthropic', '', '{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":""}}', 'lifecycle'],
