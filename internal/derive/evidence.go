@@ -730,11 +730,14 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 		e.genai = true
 		e.setStream(true)
 	}
-	if dropped > 0 {
+	if dropped > 0 && !headersKept(events, n) {
 		// The SDK dropped events past its limit, the oldest first (as the
-		// OpenTelemetry SDKs do): the first chunk kept need not be the
+		// Go, JS and Python SDKs do): the first chunk kept need not be the
 		// first, nor its gaps the longest. No time is read from them; the
-		// stream's own summary (applySummary) still counts.
+		// stream's own summary (applySummary) still counts. Unless the
+		// ttft.headers event is kept: the stream instrumentation writes it
+		// before its first chunk, so what was dropped is older than every
+		// chunk (another library's events on the same span).
 		if c.firstAny != ^uint64(0) || g.first != 0 {
 			e.rejectTiming()
 		}
@@ -755,6 +758,16 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 			e.maxGap, e.hasGap = float64(g.gap)/1e9, true
 		}
 	}
+}
+
+// headersKept reports whether the first n events hold a ttft.headers event.
+func headersKept(events ptrace.SpanEventSlice, n int) bool {
+	for i := 0; i < n; i++ {
+		if events.At(i).Name() == EventHeaders {
+			return true
+		}
+	}
+	return false
 }
 
 // chunkStats is what a span's ttft.chunk events say.

@@ -131,6 +131,15 @@ func TestMalformedSpans(t *testing.T) {
 			record: true, reason: ReasonInvalidTiming, rejected: 1,
 		},
 		{
+			// Another library's older events were dropped; ours, from
+			// ttft.headers on, are all there.
+			name: "other events dropped by the SDK",
+			span: spanSpec{name: "chat", dur: time.Second, attrs: chat(nil),
+				events: []eventSpec{{name: EventHeaders, at: 100 * time.Millisecond}, chunk(150*time.Millisecond, KindRole), chunk(250*time.Millisecond, KindContent)}},
+			mutate: func(s ptrace.Span) { s.SetDroppedEventsCount(6) },
+			record: true, reason: 0, // a TTFT: WithTTFT counts all three spans
+		},
+		{
 			name:   "missing everything",
 			span:   spanSpec{},
 			record: false, reason: ReasonNotGenAI,
