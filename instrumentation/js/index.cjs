@@ -107,6 +107,7 @@ class Recorder {
     this.cfg = cfg;
     this.now = clock;
     this.unlink = () => {}; // removes the listener on the caller's signal
+    this.detach = () => {}; // drops the listener's hold on this recorder
     this.ownCut = false; // the wrapper's own limit ended the call
     this.span = span;
     this.own = own;
@@ -390,7 +391,12 @@ class Recorder {
     if (this.done) return;
     this.done = true;
     this.disarm();
-    this.unlink();
+    // An error event ends the call while the body may stay open (the
+    // server holding the connection): the caller's abort must still reach
+    // a read, so the listener stays, without this recorder; the body's
+    // end, error or cancel removes it. Every other end is the body's own.
+    if (how === 'stream_error') this.detach();
+    else this.unlink();
     const f = this.facts;
     if (this.keep && this.keep.length) {
       const buf = new Uint8Array(this.keepLen);
@@ -548,12 +554,13 @@ function timeoutOption(options, name) {
 function linkSignal(callerSignal, r) {
   const ac = new AbortController();
   let unlink = () => {};
+  let rec = r;
   if (callerSignal) {
     if (callerSignal.aborted) {
       ac.abort(callerSignal.reason);
     } else {
       const onAbort = () => {
-        r.disarm(); // the caller's abort wins over a timeout due later
+        if (rec) rec.disarm(); // the caller's abort wins over a timeout due later
         ac.abort(callerSignal.reason);
       };
       callerSignal.addEventListener('abort', onAbort, { once: true });
@@ -564,7 +571,7 @@ function linkSignal(callerSignal, r) {
     unlink();
     ac.abort(err);
   });
-  return { signal: ac.signal, unlink: () => unlink() };
+  return { signal: ac.signal, unlink: () => unlink(), detach: () => { rec = undefined; } };
 }
 
 // instrumentFetch returns a fetch that instruments LLM requests.
@@ -636,6 +643,7 @@ function instrumentFetch(options = {}) {
       else r.limited = true; // the idle limit starts at the first content
       const link = linkSignal(signal, r);
       unlink = r.unlink = link.unlink;
+      r.detach = link.detach;
       call = { ...init, signal: link.signal };
     }
     let resp;

@@ -221,8 +221,9 @@ function gemini(f, data) {
       for (const p of parts) {
         if (!isObj(p)) continue;
         if (nonEmpty(p.functionCall)) k = max(k, 'tool_call');
-        else if ((nonEmpty(p.text) || nonEmpty(p.inlineData)) && p.thought === true) k = max(k, 'reasoning');
-        else if (nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) k = max(k, 'content'); // executableCode: code the model wrote
+        // executableCode: code the model wrote for code execution.
+        else if ((nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) && p.thought === true) k = max(k, 'reasoning');
+        else if (nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) k = max(k, 'content');
       }
     }
   }

@@ -606,7 +606,7 @@ test('the caller\'s deadline after content is a deadline, the wrapper\'s idle cu
   assert.equal(late.span.attributes['error.type'], 'deadline_exceeded');
 });
 
-test('an error event removes the listener on the caller\'s signal', async () => {
+test('after an error event the caller\'s abort still reaches a read; the body\'s end removes the listener', async () => {
   const ac = new AbortController();
   let live = 0;
   const add = ac.signal.addEventListener.bind(ac.signal);
@@ -615,12 +615,21 @@ test('an error event removes the listener on the caller\'s signal', async () => 
   ac.signal.removeEventListener = (...a) => { live--; return remove(...a); };
   for (let i = 0; i < 3; i++) {
     memory.reset();
+    // The server holds the connection open after its error event.
     const f = instrumentFetch({ tracerProvider: provider, fetch: timedFetch([[10, sse(content('a'))], [20, sse('{"error":{"message":"x","type":"server_error"}}')]]).fetch, idleTimeoutMs: 5000 });
     const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"stream":true}', signal: ac.signal });
     const reader = resp.body.getReader();
     await reader.read();
-    await reader.read(); // the error event; the SDK stops reading here
+    await reader.read(); // the error event
     assert.equal(memory.getFinishedSpans()[0].attributes[ATTR.end], 'stream_error');
+    if (i < 2) {
+      await reader.cancel(); // the SDK gives up on the body
+      continue;
+    }
+    // The app reads on; the caller's abort ends the read.
+    const pending = reader.read();
+    setTimeout(() => ac.abort(), 20);
+    await assert.rejects(pending, (e) => e.name === 'AbortError');
   }
   assert.equal(live, 0, 'listeners left on the caller\'s signal');
 });
