@@ -235,8 +235,12 @@ func (f *facts) chatDelta(s *jscan) kind {
 	}
 	for s.more('}') {
 		switch string(s.key()) {
-		case "content", "refusal", "audio":
+		case "content", "refusal":
 			if s.nonEmpty() {
+				up(kindContent)
+			}
+		case "audio":
+			if audioCarries(s) {
 				up(kindContent)
 			}
 		case "reasoning_content", "reasoning":
@@ -652,6 +656,26 @@ func (f *facts) geminiCandidate(s *jscan) kind {
 		}
 	}
 	return k
+}
+
+// audioCarries reads a Chat delta's audio object: content when it carries
+// data or a transcript. The last audio delta of a stream holds only its id
+// and expires_at.
+func audioCarries(s *jscan) bool {
+	if s.peek() != '{' {
+		return s.nonEmpty()
+	}
+	s.enter('{')
+	carries := false
+	for s.more('}') {
+		switch string(s.key()) {
+		case "data", "transcript":
+			carries = s.nonEmpty() || carries
+		default:
+			s.skip()
+		}
+	}
+	return carries
 }
 
 func geminiPart(s *jscan) kind {

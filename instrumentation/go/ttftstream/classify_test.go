@@ -44,6 +44,8 @@ func TestClassifyChunks(t *testing.T) {
 		{"responses empty delta", formatResponses, "", `{"type":"response.output_text.delta","delta":""}`, kindLifecycle},
 		{"responses refusal.delta", formatResponses, "", `{"type":"response.refusal.delta","delta":"no"}`, kindContent},
 		{"responses audio.delta", formatResponses, "", `{"type":"response.audio.delta","delta":"AAA="}`, kindContent},
+		{"chat audio data", formatChat, "", `{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","transcript":"Hi"}}}]}`, kindContent},
+		{"chat audio end", formatChat, "", `{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","expires_at":1729018505}}}]}`, kindLifecycle},
 		{"responses reasoning summary", formatResponses, "", `{"type":"response.reasoning_summary_text.delta","delta":"hm"}`, kindReasoning},
 		{"responses reasoning text", formatResponses, "", `{"type":"response.reasoning_text.delta","delta":"hm"}`, kindReasoning},
 		{"responses function args", formatResponses, "", `{"type":"response.function_call_arguments.delta","delta":"{\""}`, kindToolCall},

@@ -62,7 +62,9 @@ function chat(f, data) {
       if (nonEmpty(c.text)) k = max(k, 'content');
       const d = isObj(c.delta) ? c.delta : isObj(c.message) ? c.message : undefined;
       if (!d) continue;
-      if (nonEmpty(d.content) || nonEmpty(d.refusal) || nonEmpty(d.audio)) k = max(k, 'content');
+      // The last audio delta of a stream holds only its id and expires_at.
+      const audio = isObj(d.audio) ? nonEmpty(d.audio.data) || nonEmpty(d.audio.transcript) : nonEmpty(d.audio);
+      if (nonEmpty(d.content) || nonEmpty(d.refusal) || audio) k = max(k, 'content');
       if (nonEmpty(d.tool_calls) || nonEmpty(d.function_call)) k = max(k, 'tool_call');
       if (nonEmpty(d.reasoning_content) || nonEmpty(d.reasoning)) k = max(k, 'reasoning');
       if (nonEmpty(d.role)) k = max(k, 'role');

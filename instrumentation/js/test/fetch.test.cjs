@@ -56,6 +56,8 @@ test('kinds per format', () => {
   const cases = [
     ['chat', '', ROLE, 'role'],
     ['chat', '', content('x'), 'content'],
+    ['chat', '', '{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","transcript":"Hi"}}}]}', 'content'],
+    ['chat', '', '{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","expires_at":1729018505}}}]}', 'lifecycle'],
     ['chat', '', JSON.stringify({ choices: [{ delta: { reasoning_content: 'x' } }] }), 'reasoning'],
     ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0 }] } }] }), 'tool_call'],
     ['chat', '', JSON.stringify({ choices: [{ delta: { role: 'assistant' } }, { delta: { content: 'b' } }] }), 'content'],
