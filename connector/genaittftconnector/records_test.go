@@ -397,7 +397,10 @@ func (f *failOnce) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 // TestRecordsRetryAfterDownstreamError: a batch the next consumer refused is
 // not remembered, so the sender's retry emits its calls; what earlier
 // batches emitted stays remembered.
-func TestRecordsRetryAfterDownstreamError(t *testing.T) {
+// refusingConnector is the traces→logs output in front of a next consumer
+// that refuses next.n more batches.
+func refusingConnector(t *testing.T) (*recordsConnector, *failOnce, *clockwork.FakeClock, *componenttest.Telemetry) {
+	t.Helper()
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	set := connectortest.NewNopSettings(metadata.Type)
@@ -408,6 +411,20 @@ func TestRecordsRetryAfterDownstreamError(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, conn.Shutdown(context.Background())) })
+	return conn.(*recordsConnector), next, clock, tel
+}
+
+// spanIDs are the span ids of the log records sink got, in order.
+func spanIDs(sink *consumertest.LogsSink) []pcommon.SpanID {
+	var ids []pcommon.SpanID
+	for _, lr := range logRecords(sink) {
+		ids = append(ids, lr.SpanID())
+	}
+	return ids
+}
+
+func TestRecordsRetryAfterDownstreamError(t *testing.T) {
+	conn, next, _, tel := refusingConnector(t)
 
 	first, s := newSpans("app")
 	callSpan(s, 1, 1, 0, "m", 0.8, 3)
@@ -425,11 +442,7 @@ func TestRecordsRetryAfterDownstreamError(t *testing.T) {
 	require.ErrorIs(t, conn.ConsumeTraces(context.Background(), second), assert.AnError)
 	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
 
-	var ids []pcommon.SpanID
-	for _, lr := range logRecords(&next.LogsSink) {
-		ids = append(ids, lr.SpanID())
-	}
-	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, ids)
+	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, spanIDs(&next.LogsSink))
 	assert.Equal(t, map[string]int64{"repeat": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_split_calls", "part"))
 	assert.Equal(t, map[string]int64{"": 2}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_records_emitted", "signal"))
 
@@ -446,12 +459,7 @@ func TestRecordsRetryAfterDownstreamError(t *testing.T) {
 // repeats an emitted call still refreshes it, so a retry after
 // remember_for does not emit it again.
 func TestRecordsRefusedBatchKeepsTheRepeatsRefresh(t *testing.T) {
-	next := &failOnce{}
-	clock := clockwork.NewFakeClockAt(testStart)
-	conn, err := NewFactory().CreateTracesToLogs(clockwork.AddToContext(context.Background(), clock), connectortest.NewNopSettings(metadata.Type), defaultConfig(), next)
-	require.NoError(t, err)
-	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, conn.Shutdown(context.Background())) })
+	conn, next, clock, _ := refusingConnector(t)
 
 	first, s := newSpans("app")
 	callSpan(s, 1, 1, 0, "m", 0.8, 3)
@@ -464,11 +472,7 @@ func TestRecordsRefusedBatchKeepsTheRepeatsRefresh(t *testing.T) {
 	require.Error(t, conn.ConsumeTraces(context.Background(), second))
 	clock.Advance(60 * time.Second) // 150 s after the first emit, past remember_for (2m)
 	require.NoError(t, conn.ConsumeTraces(context.Background(), second))
-	var ids []pcommon.SpanID
-	for _, lr := range logRecords(&next.LogsSink) {
-		ids = append(ids, lr.SpanID())
-	}
-	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, ids)
+	assert.Equal(t, []pcommon.SpanID{{1, 1}, {2, 2}}, spanIDs(&next.LogsSink))
 }
 
 // TestAggregatorDropsRepeatedRecords: a load balancer retrying a whole batch

@@ -61,6 +61,14 @@ func (o *rowsOut) ProcessBatch(ctx context.Context, es []*entry.Entry) error {
 	return nil
 }
 
+// export500 writes an export of 500 rows and returns its path.
+func export500(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "export.csv")
+	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	return path
+}
+
 // startResume builds the resume operator on persister, as one collector run.
 func startResume(t *testing.T, p operator.Persister) (*resumeOperator, *rowsOut) {
 	t.Helper()
@@ -89,8 +97,7 @@ func feed(t *testing.T, op *resumeOperator, path string, from, to int64) {
 }
 
 func TestResumeAfterCrashReReadsAtMostOneMark(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "export.csv")
-	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	path := export500(t)
 	p := memPersister{}
 
 	// First run: 25,500 rows pass, then the process dies (no Stop).
@@ -142,8 +149,7 @@ func TestResumeIgnoresTheMarkOfAnotherFile(t *testing.T) {
 // in flight) and reads it again; a batch cancelled before it got here is
 // not passed on, and the mark must not skip it either.
 func TestResumeCancelledBatchIsNotMarked(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "export.csv")
-	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	path := export500(t)
 	p := memPersister{}
 	op, out := startResume(t, p)
 	feed(t, op, path, 1, 300)
@@ -202,8 +208,7 @@ func TestResumeMarkFollowsTheFileWhenRotated(t *testing.T) {
 // reads it has an entry under each name; the older one's mark, saved last
 // on stop, must not replace the later one.
 func TestResumeRenamedWhileReadKeepsTheLaterMark(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "export.csv")
-	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	path := export500(t)
 	p := memPersister{}
 	for range 20 { // map order varies
 		op, _ := startResume(t, p)
@@ -246,8 +251,7 @@ func TestResumeForgetsFilesDoneWith(t *testing.T) {
 // unchanged file from its start again within a run (it lost track of it)
 // gets no row twice; new content under the path gets every row.
 func TestResumeSameFileReadAgainKeepsItsMark(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "export.csv")
-	require.NoError(t, os.WriteFile(path, []byte("request_id,ttft_ms\n"+strings.Repeat("1,200\n", 500)), 0o600))
+	path := export500(t)
 	op, out := startResume(t, memPersister{})
 	feed(t, op, path, 1, 301)
 	feed(t, op, path, 1, 310)
