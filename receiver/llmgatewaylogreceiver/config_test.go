@@ -109,4 +109,5 @@ func TestArchitectureDefaults(t *testing.T) {
 	assert.Equal(t, def.Format, cfg.Format)
 	assert.Equal(t, def.Mapping, cfg.Mapping)
 	assert.Equal(t, def.InputConfig.FlushPeriod, cfg.InputConfig.FlushPeriod)
+	assert.Equal(t, def.RetryOnFailure.Enabled, cfg.RetryOnFailure.Enabled)
 }

@@ -77,7 +77,12 @@ func createDefaultConfig() *Config {
 	// own, and drop both halves (docs/architecture.md §8).
 	in.FlushPeriod = 0
 	base := adapter.BaseConfig{Operators: []operator.Config{}}
-	// The same retry defaults as filelog; the type lives in a contrib-internal package.
+	// filelog's retry intervals (the type lives in a contrib-internal
+	// package), but on: stanza moves its checkpoint past rows the next
+	// component refused (a memory_limiter under pressure), so unretried
+	// they are lost. While it retries, the file is not read on
+	// (back-pressure); after max_elapsed_time the rows are dropped.
+	base.RetryOnFailure.Enabled = true
 	base.RetryOnFailure.InitialInterval = time.Second
 	base.RetryOnFailure.MaxInterval = 30 * time.Second
 	base.RetryOnFailure.MaxElapsedTime = 5 * time.Minute

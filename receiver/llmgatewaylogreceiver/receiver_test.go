@@ -2,19 +2,25 @@ package llmgatewaylogreceiver
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -410,4 +416,50 @@ func TestRowWrittenInTwoPartsIsOneRow(t *testing.T) {
 	h.stop(t)
 	assert.Empty(t, h.skipped(t))
 	assert.Equal(t, "gpt-4.1", readRecords(t, lrs)[1].Model)
+}
+
+// refuseFirst refuses its first n batches with a retryable error, as a
+// memory_limiter under pressure does, then takes them.
+type refuseFirst struct {
+	consumertest.LogsSink
+	mu sync.Mutex
+	n  int
+}
+
+func (r *refuseFirst) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	r.mu.Lock()
+	refuse := r.n > 0
+	if refuse {
+		r.n--
+	}
+	r.mu.Unlock()
+	if refuse {
+		return errors.New("data refused due to high memory usage")
+	}
+	return r.LogsSink.ConsumeLogs(ctx, ld)
+}
+
+// TestRefusedRowsAreRetried: retry_on_failure is on by default, so rows the
+// next component refuses for a while are sent again, not dropped (stanza
+// moves its checkpoint past them either way).
+func TestRefusedRowsAreRetried(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export.csv")
+	cols := []string{"request_id", "model", "status", "ttft_ms"}
+	var rows [][]string
+	for i := range 250 {
+		rows = append(rows, []string{fmt.Sprintf("r%d", i), "m", "ok", "120"})
+	}
+	writeExport(t, path, cols, rows, true)
+	cfg := testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv"))
+	require.True(t, cfg.RetryOnFailure.Enabled, "on by default")
+	cfg.RetryOnFailure.InitialInterval = 10 * time.Millisecond
+	next := &refuseFirst{n: 2}
+	rcv, err := NewFactory().CreateLogs(context.Background(), receivertest.NewNopSettings(typeStr), cfg, next)
+	require.NoError(t, err)
+	require.NoError(t, rcv.Start(context.Background(), componenttest.NewNopHost()))
+	require.Eventually(t, func() bool { return next.LogRecordCount() >= 250 }, 30*time.Second, 10*time.Millisecond,
+		"have %d of 250 rows", next.LogRecordCount())
+	require.NoError(t, rcv.Shutdown(context.Background()))
+	assert.Equal(t, 250, next.LogRecordCount())
 }
