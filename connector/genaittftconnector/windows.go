@@ -135,10 +135,15 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 	}
 }
 
-func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, st *batchStats) (*winSeries, bool) {
+// keyFor starts the lookup of the window series of tgt, band and measuredAt.
+func (ws *windowStore) keyFor(tgt *target, band, measuredAt string) {
 	k := ws.series.keyFor(tgt)
 	k.str(band)
 	k.str(measuredAt)
+}
+
+func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, st *batchStats) (*winSeries, bool) {
+	ws.keyFor(tgt, band, measuredAt)
 	s, _, ok := ws.series.get(tgt, 2, st, func(attrs pcommon.Map, _ bool) *winSeries {
 		putNonEmpty(attrs, record.KeyPromptBand, band)
 		attrs.PutStr(record.KeyMeasuredAt, measuredAt)
@@ -155,14 +160,11 @@ func (ws *windowStore) get(tgt *target, band, measuredAt string, now time.Time, 
 }
 
 // find returns the window series of tgt, band and measuredAt if it exists.
+// The table drops a dead series from its keys, so none is found.
 func (ws *windowStore) find(tgt *target, band, measuredAt string) *winSeries {
-	k := ws.series.keyFor(tgt)
-	k.str(band)
-	k.str(measuredAt)
-	if s, ok := ws.series.find(); ok && !s.dead {
-		return s
-	}
-	return nil
+	ws.keyFor(tgt, band, measuredAt)
+	s, _ := ws.series.find()
+	return s
 }
 
 func (ws *windowStore) window(s *winSeries, sig signal, now time.Time) *window.Window {
