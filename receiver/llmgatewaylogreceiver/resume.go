@@ -181,12 +181,13 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 		// Record numbers went back: stanza reads this path from its start
 		// again. The same file (its whole fingerprint unchanged) keeps its
 		// mark; new content (truncated or replaced) has none.
-		sum, got := prefixOf(path)
-		if got == resumeFingerprintBytes && f.mark.PrefixLen == got && string(sum) == string(f.mark.Prefix) {
+		cur := resumeMark{Record: f.mark.Record}
+		cur.Prefix, cur.PrefixLen = prefixOf(path)
+		if cur.PrefixLen == resumeFingerprintBytes && sameFile(cur, f.mark) {
 			f.skipUpTo = max(f.skipUpTo, f.mark.Record)
 		} else {
 			f.skipUpTo = 0
-			f.mark.Prefix, f.mark.PrefixLen = sum, got
+			f.mark = cur
 		}
 	}
 	f.last = n
@@ -209,7 +210,7 @@ func (o *resumeOperator) load(ctx context.Context, path string) *resumeFile {
 	if o.persister == nil {
 		return f
 	}
-	if m, ok := o.get(ctx, fingerprintKey(f.mark)); ok && m.PrefixLen == f.mark.PrefixLen && string(m.Prefix) == string(f.mark.Prefix) {
+	if m, ok := o.get(ctx, fingerprintKey(f.mark)); ok && sameFile(m, f.mark) {
 		f.skipUpTo = m.Record
 		return f
 	}
@@ -246,6 +247,19 @@ func fingerprintKey(m resumeMark) string {
 	return "fingerprint/" + hex.EncodeToString(m.Prefix)
 }
 
+// storageKey is where the mark of the file at path is saved.
+func storageKey(path string, m resumeMark) string {
+	if key := fingerprintKey(m); key != "" {
+		return key
+	}
+	return path
+}
+
+// sameFile reports whether two marks name the same first bytes.
+func sameFile(a, b resumeMark) bool {
+	return a.PrefixLen == b.PrefixLen && string(a.Prefix) == string(b.Prefix)
+}
+
 // saveDue saves the marks that are resumeEveryRows rows or resumeEvery old.
 func (o *resumeOperator) saveDue(ctx context.Context, now time.Time) {
 	o.mu.Lock()
@@ -276,10 +290,11 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 		// Short when first seen: take the whole fingerprint once the
 		// file has grown, if it still starts with the same bytes; the
 		// mark saved under its path goes.
-		if sum, n := prefixOf(path); n > f.mark.PrefixLen {
-			if old, m := prefixLen(path, f.mark.PrefixLen); m == f.mark.PrefixLen && string(old) == string(f.mark.Prefix) {
-				f.mark.Prefix, f.mark.PrefixLen = sum, n
-				if n == resumeFingerprintBytes {
+		if b := readPrefix(path, resumeFingerprintBytes); len(b) > f.mark.PrefixLen {
+			if old := sha256.Sum256(b[:f.mark.PrefixLen]); string(old[:]) == string(f.mark.Prefix) {
+				sum := sha256.Sum256(b)
+				f.mark.Prefix, f.mark.PrefixLen = sum[:], len(b)
+				if len(b) == resumeFingerprintBytes {
 					if err := o.persister.Delete(ctx, path); err != nil {
 						o.Logger().Debug("deleting the short file's resume mark failed", zap.String("path", path), zap.Error(err))
 					}
@@ -291,15 +306,12 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 	if err != nil {
 		return err
 	}
-	key := fingerprintKey(f.mark)
-	if key == "" {
-		key = path
-	} else if o.passedOnElsewhere(path, f.mark) {
+	if fingerprintKey(f.mark) != "" && o.passedOnElsewhere(path, f.mark) {
 		// Renamed while being read: the entry under the new name
 		// holds the later mark.
 		return nil
 	}
-	return o.persister.Set(ctx, key, b)
+	return o.persister.Set(ctx, storageKey(path, f.mark), b)
 }
 
 // forget deletes the saved mark of a file no longer read.
@@ -307,11 +319,7 @@ func (o *resumeOperator) forget(ctx context.Context, path string, m resumeMark) 
 	if o.persister == nil || m.PrefixLen == 0 || o.passedOnElsewhere(path, resumeMark{Record: -1, Prefix: m.Prefix, PrefixLen: m.PrefixLen}) {
 		return
 	}
-	key := fingerprintKey(m)
-	if key == "" {
-		key = path
-	}
-	if err := o.persister.Delete(ctx, key); err != nil {
+	if err := o.persister.Delete(ctx, storageKey(path, m)); err != nil {
 		o.Logger().Debug("deleting a resume mark failed", zap.String("path", path), zap.Error(err))
 	}
 }
@@ -320,7 +328,7 @@ func (o *resumeOperator) forget(ctx context.Context, path string, m resumeMark) 
 // a later mark. Called with mu held.
 func (o *resumeOperator) passedOnElsewhere(path string, m resumeMark) bool {
 	for p, g := range o.files {
-		if p != path && g.mark.Record > m.Record && g.mark.PrefixLen == m.PrefixLen && string(g.mark.Prefix) == string(m.Prefix) {
+		if p != path && g.mark.Record > m.Record && sameFile(g.mark, m) {
 			return true
 		}
 	}
@@ -331,16 +339,26 @@ func (o *resumeOperator) passedOnElsewhere(path string, m resumeMark) bool {
 func prefixOf(path string) ([]byte, int) { return prefixLen(path, resumeFingerprintBytes) }
 
 func prefixLen(path string, n int) ([]byte, int) {
+	b := readPrefix(path, n)
+	if b == nil {
+		return nil, 0
+	}
+	sum := sha256.Sum256(b)
+	return sum[:], len(b)
+}
+
+// readPrefix reads up to n bytes of the file's beginning; nil when it
+// cannot be read.
+func readPrefix(path string, n int) []byte {
 	fh, err := os.Open(path)
 	if err != nil {
-		return nil, 0
+		return nil
 	}
 	defer fh.Close()
 	buf := make([]byte, n)
 	got, err := io.ReadFull(fh, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return nil, 0
+		return nil
 	}
-	sum := sha256.Sum256(buf[:got])
-	return sum[:], got
+	return buf[:got]
 }
