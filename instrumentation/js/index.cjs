@@ -462,19 +462,19 @@ function reasonOf(signal) {
   return signal && signal.aborted ? signal.reason : undefined;
 }
 
+// timeoutNamed says an error or abort reason is named as a timeout.
+function timeoutNamed(e) {
+  return !!(e && (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.name || '')));
+}
+
 function isTimeout(err, signal) {
-  const r = reasonOf(signal);
-  for (const e of [err, r, err && err.cause]) {
-    if (e && (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.name || ''))) return true;
-  }
-  return false;
+  return [err, reasonOf(signal), err && err.cause].some(timeoutNamed);
 }
 
 // callerTimedOut says the caller's signal fired with a timeout
 // (AbortSignal.timeout, or any reason named TimeoutError).
 function callerTimedOut(signal) {
-  const r = reasonOf(signal);
-  return !!(r && (r.name === 'TimeoutError' || /timeout|timed out/i.test(r.name || '')));
+  return timeoutNamed(reasonOf(signal));
 }
 
 function isAbort(err, signal) {
