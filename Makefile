@@ -4,7 +4,8 @@
 
 GO      ?= go
 DIST    := dist/otelcol-ttft
-# The benchmark's second distribution: contrib spanmetrics in place of our connector.
+# The benchmark's second distribution: contrib spanmetrics in place of our connector
+# (and the ttft_floor components of the floor pipeline).
 SPANMETRICS_DIST := dist/spanmetrics/otelcol-ttft-spanmetrics
 # Everything the binary is built from; make skips ocb when none of it changed.
 SOURCES := $(shell find . -name '*.go' -not -path './dist/*' -not -path './bench/*' -not -path './instrumentation/*' -not -name '*_test.go') \
@@ -57,7 +58,9 @@ bench:
 	cd instrumentation/go && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
 	cd instrumentation/go/sdktest && $(GO) test -run='^$$' -bench=. -benchmem -count=5 ./...
 
-$(SPANMETRICS_DIST): $(SOURCES) bench/builder-spanmetrics.yaml
+# The variant also carries the floor pipeline's ttft_floor components (bench/floor).
+FLOOR_SOURCES := $(shell find bench/floor -name '*.go' -not -name '*_test.go') bench/go.mod bench/go.sum
+$(SPANMETRICS_DIST): $(SOURCES) $(FLOOR_SOURCES) bench/builder-spanmetrics.yaml
 	$(GO) tool builder --config bench/builder-spanmetrics.yaml
 	@touch $@
 
