@@ -133,6 +133,19 @@ var Control = Pipeline{
 	pipelines:   Pipelines[0].pipelines,
 }
 
+// ControlB is (b) on the spanmetrics distribution, not run by default:
+// beside (a2) and (f), all three on one binary, it compares (b) with the
+// floor without the spread between builds (-pipelines a2,b2,f).
+var ControlB = Pipeline{
+	Name:        "b2",
+	Description: "(b) on the spanmetrics distribution (beside a2 and f, all on one binary)",
+	Spanmetrics: true,
+	processors:  Pipelines[1].processors,
+	connectors:  Pipelines[1].connectors,
+	exporters:   Pipelines[1].exporters,
+	pipelines:   Pipelines[1].pipelines,
+}
+
 // BaselineB is (b) on a baseline build of otelcol-ttft (say, of the commit
 // before a change), not run by default: beside (b) in the same run it
 // measures what a change did, on the same requests at the same moments
@@ -204,14 +217,39 @@ var Splits = []Pipeline{
 func (p Pipeline) runsOurProcessor() bool { return strings.Contains(p.processors, "  genai_ttft:") }
 func (p Pipeline) runsOurConnector() bool { return strings.Contains(p.connectors, "  genai_ttft:") }
 
+// Floor is (b) with the ttft_floor processor and connector (bench/floor)
+// in place of genai_ttft's, not run by default: one pass over each span's
+// keys in each component, the chunk loop and the stamping on GenAI spans,
+// and one read of each record, with no rule and no aggregation. It is the
+// least a pair of genai_ttft's design can cost, so (f)/(a) bounds what any
+// implementation of it can reach, and (b)/(f) is what genai_ttft's rules,
+// windows and metrics add (-pipelines a,a2,b,f). It runs on the spanmetrics
+// variant, which carries the two: (a2) is (a) on that binary.
+var Floor = Pipeline{
+	Name:        "f",
+	Description: "as (b) with the ttft_floor processor and connector (bench/floor): a key pass on every span in each, the chunk loop and stamping, no rule (spanmetrics variant)",
+	Spanmetrics: true,
+	processors:  "  ttft_floor: {}\n  batch: {}\n",
+	connectors:  "  ttft_floor: {}\n",
+	exporters:   promExporter,
+	pipelines: `    traces:
+      receivers: [otlp]
+      processors: [ttft_floor, batch]
+      exporters: [debug, ttft_floor]
+    metrics:
+      receivers: [ttft_floor]
+      exporters: [prometheus]
+`,
+}
+
 // PipelineByName finds a pipeline.
 func PipelineByName(name string) (Pipeline, error) {
-	for _, p := range append(append(Pipelines, Control, BaselineB), Splits...) {
+	for _, p := range append(append(Pipelines, Control, ControlB, BaselineB, Floor), Splits...) {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b0, bp, bk, bs, bd)", name)
+	return Pipeline{}, fmt.Errorf("unknown pipeline %q (a, b, c, a2, b2, b0, f, bp, bk, bs, bd)", name)
 }
 
 // configFor is the pipeline's collector configuration. Every pipeline shares
@@ -421,11 +459,57 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// procStat is what /proc/<pid>/stat and /proc/<pid>/status say about a
-// process: CPU in clock ticks (all threads, user + system) and peak RSS.
+// procStat is what /proc says about a process: CPU in clock ticks (all
+// threads, user + system, /proc/<pid>/stat), the same in nanoseconds summed
+// over its live threads (/proc/<pid>/task/*/schedstat; -1 where the kernel
+// gives none), and peak RSS.
 type procStat struct {
 	ticks  int64
+	runNS  int64
 	peakKB int64
+}
+
+// cpuSeconds is the CPU the process used from st0 to st1. A tick is 10 ms,
+// ±1 of it at each end 2–3% of a run's second of CPU, so the nanosecond
+// sum is used; but it misses a thread that exited in between, so where the
+// ticks count more than it by over two ticks, the ticks are used.
+func cpuSeconds(st0, st1 procStat, ticksPerSec float64) float64 {
+	byTicks := float64(st1.ticks-st0.ticks) / ticksPerSec
+	if st0.runNS < 0 || st1.runNS < 0 {
+		return byTicks
+	}
+	byNS := float64(st1.runNS-st0.runNS) / 1e9
+	if byTicks-byNS > 2/ticksPerSec || byNS < 0 {
+		return byTicks
+	}
+	return byNS
+}
+
+// runNanos sums the time on CPU of the process's live threads, the first
+// field of each thread's schedstat; -1 when there is none to read.
+func runNanos(pid int) int64 {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return -1
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread exited: cpuSeconds falls back to ticks
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return -1
+		}
+		v, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return -1
+		}
+		sum += v
+	}
+	return sum
 }
 
 func readProc(pid int) (procStat, error) {
@@ -448,7 +532,7 @@ func readProc(pid int) (procStat, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return procStat{}, err
 	}
-	st := procStat{ticks: utime + stime}
+	st := procStat{ticks: utime + stime, runNS: runNanos(pid)}
 	if s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 		for _, line := range strings.Split(string(s), "\n") {
 			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {

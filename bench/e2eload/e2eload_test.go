@@ -112,10 +112,39 @@ func TestAccountedRefusesShortCounts(t *testing.T) {
 }
 
 func TestReadProcOfSelf(t *testing.T) {
-	st, err := readProc(os.Getpid())
+	st0, err := readProc(os.Getpid())
 	require.NoError(t, err)
-	assert.Positive(t, st.peakKB)
-	assert.GreaterOrEqual(t, st.ticks, int64(0))
+	assert.Positive(t, st0.peakKB)
+	assert.GreaterOrEqual(t, st0.ticks, int64(0))
+	if st0.runNS < 0 {
+		t.Skip("this kernel gives no schedstat: the harness counts ticks")
+	}
+	// Half a second of CPU: the ticks and the nanoseconds agree to a tick
+	// at each end, and cpuSeconds takes the nanoseconds.
+	x := 0
+	for spin := time.Now(); time.Since(spin) < 500*time.Millisecond; {
+		x++
+	}
+	st1, err := readProc(os.Getpid())
+	require.NoError(t, err)
+	hz := ticksPerSecond()
+	byTicks := float64(st1.ticks-st0.ticks) / hz
+	byNS := float64(st1.runNS-st0.runNS) / 1e9
+	assert.InDelta(t, byTicks, byNS, 2/hz+0.01, "x=%d", x)
+	assert.GreaterOrEqual(t, byNS, 0.4)
+	assert.Equal(t, byNS, cpuSeconds(st0, st1, hz))
+}
+
+func TestCPUSecondsFallsBackToTicks(t *testing.T) {
+	const hz = 100
+	st0 := procStat{ticks: 1000, runNS: 10e9}
+	// Nanoseconds within two ticks of the ticks: they are used.
+	assert.InDelta(t, 1.015, cpuSeconds(st0, procStat{ticks: 1100, runNS: 11.015e9}, hz), 1e-12)
+	assert.InDelta(t, 0.985, cpuSeconds(st0, procStat{ticks: 1100, runNS: 10.985e9}, hz), 1e-12)
+	// A thread that exited took its nanoseconds along: the ticks count.
+	assert.InDelta(t, 1.0, cpuSeconds(st0, procStat{ticks: 1100, runNS: 10.9e9}, hz), 1e-12)
+	// No schedstat: the ticks.
+	assert.InDelta(t, 1.0, cpuSeconds(procStat{ticks: 1000, runNS: -1}, procStat{ticks: 1100, runNS: -1}, hz), 1e-12)
 }
 
 func TestReportRatiosAndGoals(t *testing.T) {

@@ -40,7 +40,7 @@ type Options struct {
 type Result struct {
 	Pipeline, Mix string
 	Spans, GenAI  int     // sent in the measured window (all accepted and exported)
-	CPUSeconds    float64 // collector utime+stime over the window
+	CPUSeconds    float64 // collector CPU over the window, all threads (cpuSeconds)
 	IdleCPUPerSec float64 // the collector's CPU seconds a second before any load
 	Wall          time.Duration
 	AchievedRate  float64 // spans a second the sender held
@@ -189,12 +189,12 @@ func RunTogether(ctx context.Context, ps []Pipeline, mix Mix, opts Options) ([]R
 		res[i] = Result{
 			Pipeline: p.Name, Mix: mix.Name,
 			Spans: w.spans, GenAI: w.genai,
-			CPUSeconds:    float64(after[i].ticks-before[i].ticks) / ticks,
-			IdleCPUPerSec: float64(idle1[i].ticks-idle0[i].ticks) / ticks,
+			CPUSeconds:    cpuSeconds(before[i], after[i], ticks),
+			IdleCPUPerSec: cpuSeconds(idle0[i], idle1[i], ticks),
 			Wall:          time.Since(t0),
 			AchievedRate:  float64(w.spans) / sendWall.Seconds(),
 			PeakRSSMiB:    float64(after[i].peakKB) / 1024,
-			SenderCPU:     float64(self1.ticks-self0.ticks) / ticks / float64(len(ps)),
+			SenderCPU:     cpuSeconds(self0, self1, ticks) / float64(len(ps)),
 			LoadAvg:       [2]float64{load0, load1},
 		}
 	}

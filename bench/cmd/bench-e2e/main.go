@@ -29,7 +29,7 @@ func main() {
 	flag.IntVar(&opts.SpansPerRequest, "spans-per-request", 500, "spans in one OTLP request")
 	flag.IntVar(&opts.Workers, "workers", 4, "concurrent requests at most")
 	reps := flag.Int("reps", 5, "repetitions of every configuration")
-	pipelines := flag.String("pipelines", "a,b,c", "pipelines to run (a, b, c; a2: a on the spanmetrics variant; b0: b on the -baseline build; bp, bk: b's processor or connector alone; bd: b without stamped_only; bs: b with derive::skip_scopes naming the plain spans' scope)")
+	pipelines := flag.String("pipelines", "a,b,c", "pipelines to run (a, b, c; a2, b2: a or b on the spanmetrics variant; b0: b on the -baseline build; f: the floor of b's design, on the spanmetrics variant; bp, bk: b's processor or connector alone; bd: b without stamped_only; bs: b with derive::skip_scopes naming the plain spans' scope)")
 	mixes := flag.String("mixes", "plain,95/5,genai", "mixes to run")
 	together := flag.Bool("together", true, "run the pipelines side by side, each request sent to all at once (false: one after another)")
 	flag.Parse()
