@@ -9,5 +9,7 @@
 // process's CPU time counts its own garbage collection and no other's.
 //
 // The end-to-end measurement of the built distributions is in e2eload and
-// cmd/bench-e2e (make bench-e2e from the repository root).
+// cmd/bench-e2e (make bench-e2e from the repository root); floor holds the
+// two components of its floor pipeline (f), built into the benchmark's
+// second distribution only.
 package bench

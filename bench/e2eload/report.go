@@ -105,7 +105,7 @@ func Report(w io.Writer, runs []Sample, pipelines []Pipeline, mixes []Mix) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mix\tratio\tmedian of paired ratios\trange\tratio of medians\tgoal")
 	for _, m := range mixes {
-		for _, pr := range [][2]string{{"b", "a"}, {"c", "a"}, {"b", "c"}, {"a2", "a"}, {"b0", "a"}, {"b", "b0"}, {"bp", "a"}, {"bk", "a"}, {"bd", "a"}, {"b", "bd"}, {"bs", "a"}, {"bs", "b"}, {"b2", "a2"}, {"b2", "b"}, {"f", "a"}, {"f", "a2"}, {"b", "f"}, {"b2", "f"}} {
+		for _, pr := range [][2]string{{"b", "a"}, {"c", "a"}, {"b", "c"}, {"a2", "a"}, {"b0", "a"}, {"b", "b0"}, {"bp", "a"}, {"bk", "a"}, {"bd", "a"}, {"b", "bd"}, {"bs", "a"}, {"bs", "b"}, {"b2", "a2"}, {"b2", "b"}, {"b2", "c"}, {"f", "a"}, {"f", "a2"}, {"b", "f"}, {"b2", "f"}} {
 			r := pairedRatios(runs, m.Name, pr[0], pr[1])
 			if len(r) == 0 {
 				continue
