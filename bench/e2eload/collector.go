@@ -125,41 +125,26 @@ var Pipelines = []Pipeline{
 // Control is (a) on the spanmetrics distribution, not run by default: it
 // shows whether the two binaries cost the same before any component of
 // ours or contrib's is in the pipeline (-pipelines a,a2).
-var Control = Pipeline{
-	Name:        "a2",
-	Description: "(a) on the spanmetrics distribution (control for comparing the two binaries)",
-	Spanmetrics: true,
-	processors:  Pipelines[0].processors,
-	pipelines:   Pipelines[0].pipelines,
+var Control = Pipelines[0].renamed("a2", "(a) on the spanmetrics distribution (control for comparing the two binaries)", true, false)
+
+// renamed is p's configuration under another name, on the spanmetrics
+// variant or the baseline build.
+func (p Pipeline) renamed(name, description string, spanmetrics, baseline bool) Pipeline {
+	p.Name, p.Description, p.Spanmetrics, p.Baseline = name, description, spanmetrics, baseline
+	return p
 }
 
 // ControlB is (b) on the spanmetrics distribution, not run by default:
 // beside (a2) and (f), all three on one binary, it compares (b) with the
 // floor without the spread between builds (-pipelines a2,b2,f).
-var ControlB = Pipeline{
-	Name:        "b2",
-	Description: "(b) on the spanmetrics distribution (beside a2 and f, all on one binary)",
-	Spanmetrics: true,
-	processors:  Pipelines[1].processors,
-	connectors:  Pipelines[1].connectors,
-	exporters:   Pipelines[1].exporters,
-	pipelines:   Pipelines[1].pipelines,
-}
+var ControlB = Pipelines[1].renamed("b2", "(b) on the spanmetrics distribution (beside a2 and f, all on one binary)", true, false)
 
 // BaselineB is (b) on a baseline build of otelcol-ttft (say, of the commit
 // before a change), not run by default: beside (b) in the same run it
 // measures what a change did, on the same requests at the same moments
 // (-baseline and -pipelines a,b,b0). The baseline must know (b)'s settings:
 // builds before the connector's stamped_only refuse its configuration.
-var BaselineB = Pipeline{
-	Name:        "b0",
-	Description: "(b) on the baseline otelcol-ttft binary (-baseline)",
-	Baseline:    true,
-	processors:  Pipelines[1].processors,
-	connectors:  Pipelines[1].connectors,
-	exporters:   Pipelines[1].exporters,
-	pipelines:   Pipelines[1].pipelines,
-}
+var BaselineB = Pipelines[1].renamed("b0", "(b) on the baseline otelcol-ttft binary (-baseline)", false, true)
 
 // Splits are (b) in parts, not run by default: the processor alone, the
 // connector alone (which then derives every call itself), and (b) with a

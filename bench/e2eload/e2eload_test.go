@@ -254,3 +254,17 @@ func TestPipelinesAccountForTheirOwnComponents(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(cfg, skipPlainScope), cfg)
 	assert.Equal(t, configFor(Pipelines[1], 1, 2, 3), strings.ReplaceAll(cfg, skipPlainScope, ""))
 }
+
+// TestRenamedPipelinesShareTheirConfig: the controls and the baseline run
+// (a)'s or (b)'s very configuration, on their own binary.
+func TestRenamedPipelinesShareTheirConfig(t *testing.T) {
+	for _, tc := range []struct {
+		p, of       Pipeline
+		spanmetrics bool
+	}{{Control, Pipelines[0], true}, {ControlB, Pipelines[1], true}, {BaselineB, Pipelines[1], false}} {
+		assert.Equal(t, configFor(tc.of, 1, 2, 3), configFor(tc.p, 1, 2, 3), tc.p.Name)
+		assert.Equal(t, tc.spanmetrics, tc.p.Spanmetrics, tc.p.Name)
+		assert.Equal(t, !tc.spanmetrics, tc.p.Baseline, tc.p.Name)
+		assert.NotEqual(t, tc.of.Name, tc.p.Name)
+	}
+}

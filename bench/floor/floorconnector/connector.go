@@ -14,19 +14,14 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-ttft/otelcol-ttft/bench/floor"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// Type is the component type, ttft_floor.
-var Type = component.MustNewType("ttft_floor")
-
-// Config has no settings.
-type Config struct{}
-
 // NewFactory returns the ttft_floor connector factory (traces → metrics).
 func NewFactory() connector.Factory {
-	return connector.NewFactory(Type,
-		func() component.Config { return &Config{} },
+	return connector.NewFactory(floor.Type,
+		floor.NewConfig,
 		connector.WithTracesToMetrics(createTracesToMetrics, component.StabilityLevelDevelopment))
 }
 

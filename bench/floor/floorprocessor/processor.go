@@ -13,20 +13,15 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/otelcol-ttft/otelcol-ttft/bench/floor"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
-// Type is the component type, ttft_floor.
-var Type = component.MustNewType("ttft_floor")
-
-// Config has no settings.
-type Config struct{}
-
 // NewFactory returns the ttft_floor processor factory.
 func NewFactory() processor.Factory {
-	return processor.NewFactory(Type,
-		func() component.Config { return &Config{} },
+	return processor.NewFactory(floor.Type,
+		floor.NewConfig,
 		processor.WithTraces(createTraces, component.StabilityLevelDevelopment))
 }
 

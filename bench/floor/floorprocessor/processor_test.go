@@ -33,7 +33,7 @@ func genaiTTFT(t *testing.T, td ptrace.Traces) {
 	require.NoError(t, p.Shutdown(context.Background()))
 }
 
-func floor(t *testing.T, td ptrace.Traces) {
+func floorStamp(t *testing.T, td ptrace.Traces) {
 	f := NewFactory()
 	p, err := f.CreateTraces(context.Background(), processortest.NewNopSettings(f.Type()), f.CreateDefaultConfig(), consumertest.NewNop())
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestStampsTheKeysGenAITTFTDoes(t *testing.T) {
 	}
 	want, got := build(), build()
 	genaiTTFT(t, want)
-	floor(t, got)
+	floorStamp(t, got)
 	ws, gs := spans(want), spans(got)
 	require.Len(t, gs, len(ws))
 	plain := build()

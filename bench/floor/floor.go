@@ -26,4 +26,15 @@
 // (f)/(a) at a mix is then what the design costs before any derivation rule
 // or aggregation: (b)/(f) is what genai_ttft's rules, windows and metrics
 // add on top.
-package floor
+package floor // import "github.com/otelcol-ttft/otelcol-ttft/bench/floor"
+
+import "go.opentelemetry.io/collector/component"
+
+// Type is both components' type, ttft_floor.
+var Type = component.MustNewType("ttft_floor")
+
+// Config is both components' configuration: they have no settings.
+type Config struct{}
+
+// NewConfig is both factories' default configuration.
+func NewConfig() component.Config { return &Config{} }
