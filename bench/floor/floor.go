@@ -1,8 +1,8 @@
-// Package floor documents the two components of the end-to-end benchmark's
-// floor pipeline (f): the least any processor + connector pair of
-// genai_ttft's design (docs/architecture.md §4, §6) can cost, built into the
-// benchmark's second distribution (bench/builder-spanmetrics.yaml) and
-// never into otelcol-ttft.
+// Package floor holds what the two components of the end-to-end
+// benchmark's floor pipeline (f) share: the least any processor + connector
+// pair of genai_ttft's design (docs/architecture.md §3, §5) can cost, built
+// into the benchmark's second distribution (bench/builder-spanmetrics.yaml)
+// and never into otelcol-ttft.
 //
 // The design puts two components in the traces pipeline: a processor that
 // must tell, on every span, whether it may be an LLM call, and that stamps
