@@ -27,10 +27,12 @@ $(DIST): $(SOURCES)
 run: build
 	./scripts/run.sh
 
-## test: lint, unit tests with -race, and the end-to-end tests against the built binary and a real Prometheus
-test: lint build prometheus
+## test: lint, unit tests with -race, and the end-to-end tests against the built binaries (and the benchmark's
+## second distribution, for its smoke run) and a real Prometheus
+test: lint build $(SPANMETRICS_DIST) prometheus
 	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
-	cd bench && $(GO) vet ./... && TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -count=1 ./...
+	cd bench && $(GO) vet ./... && TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) \
+		OTELCOL_TTFT_SPANMETRICS_BIN=$(CURDIR)/$(SPANMETRICS_DIST) $(GO) test -count=1 ./...
 	$(MAKE) instrumentation-test
 
 ## instrumentation-test: the app-side packages in instrumentation/: the Go module and its SDK test

@@ -238,10 +238,43 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
+// TestSmokeVariant runs the pipelines of the benchmark's second
+// distribution side by side: the control (a2), (b2), spanmetrics (c) and
+// the floor (f), whose ttft_floor components exist only there. make test
+// builds it and sets OTELCOL_TTFT_SPANMETRICS_BIN.
+func TestSmokeVariant(t *testing.T) {
+	bin := os.Getenv("OTELCOL_TTFT_SPANMETRICS_BIN")
+	if os.Getenv("TTFT_E2E") != "1" || bin == "" {
+		t.Skip("end-to-end smoke run of the spanmetrics variant: set TTFT_E2E=1 and OTELCOL_TTFT_SPANMETRICS_BIN (make test does)")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("variant binary %s not found: %v", bin, err)
+	}
+	opts := Options{Spanmetrics: bin, Rate: 5000, Spans: 3000, Warmup: 500, SpansPerRequest: 100, Workers: 2, Dir: t.TempDir()}
+	names := []string{"a2", "b2", "c", "f"}
+	var ps []Pipeline
+	for _, n := range names {
+		p, err := PipelineByName(n)
+		require.NoError(t, err)
+		require.True(t, p.Spanmetrics, n)
+		ps = append(ps, p)
+	}
+	rs, err := RunTogether(context.Background(), ps, Mixes[1], opts)
+	require.NoError(t, err, "pipelines %v side by side", names)
+	require.Len(t, rs, len(names))
+	for i, name := range names {
+		assert.Equal(t, name, rs[i].Pipeline)
+		assert.Equal(t, 3000, rs[i].Spans)
+		assert.Equal(t, 150, rs[i].GenAI)
+		assert.Positive(t, rs[i].CPUSeconds)
+	}
+}
+
 func TestPipelinesAccountForTheirOwnComponents(t *testing.T) {
 	for name, want := range map[string][2]bool{
 		"a": {false, false}, "b": {true, true}, "c": {true, false}, "a2": {false, false},
 		"b0": {true, true}, "bp": {true, false}, "bk": {false, true}, "bd": {true, true}, "bs": {true, true},
+		"b2": {true, true}, "f": {false, false},
 	} {
 		p, err := PipelineByName(name)
 		require.NoError(t, err)
