@@ -35,6 +35,19 @@ const ACTIVE = api.createContextKey('otelcol-ttft instrumented request');
 // reads no time from the events at all.
 const MAX_CHUNK_EVENTS = 120;
 
+// chunkEventBound is the most ttft.chunk events a call records under the
+// SDK's OTEL_SPAN_EVENT_COUNT_LIMIT (the value given): MAX_CHUNK_EVENTS, or,
+// where the SDK keeps fewer than 128 events a span, 8 under its limit as
+// 120 is under 128 (room for other libraries' events on the span), never
+// under 2 (the first chunk and the first content). A value that is no
+// integer, negative (no limit) or 128 and over leaves MAX_CHUNK_EVENTS.
+function chunkEventBound(env) {
+  if (typeof env !== 'string' || !/^\s*-?\d+\s*$/.test(env)) return MAX_CHUNK_EVENTS;
+  const n = Number(env);
+  if (n < 0 || n >= 128) return MAX_CHUNK_EVENTS;
+  return Math.max(n - 8, 2);
+}
+
 // callClock returns the call's own timeline, a high-resolution time the
 // OTel API accepts as TimeInput: the wall clock read once when the call
 // starts, plus the monotonic time since. performance.timeOrigin would do
@@ -133,7 +146,7 @@ class Recorder {
     this.unrecorded = 0;
     this.eventsBefore = 0;
     this.eventsAfter = 0;
-    this.recorded = 0; // ttft.chunk events written, at most MAX_CHUNK_EVENTS
+    this.recorded = 0; // ttft.chunk events written, at most cfg.maxEvents
     this.contentSeen = false;
     this.errorEvent = false;
     this.lastChunk = 0;
@@ -343,7 +356,7 @@ class Recorder {
       }
     } else if (!this.contentSeen) {
       // Room stays for the first content and an error event.
-      record = this.chunks === 1 || (this.eventsBefore < this.cfg.eventsBeforeContent && this.recorded < MAX_CHUNK_EVENTS - 2);
+      record = this.chunks === 1 || (this.eventsBefore < this.cfg.eventsBeforeContent && this.recorded < this.cfg.maxEvents - 2);
       if (record) this.eventsBefore++;
     } else {
       if (k !== 'keepalive') { // a keep-alive does not end a pause
@@ -351,7 +364,7 @@ class Recorder {
         if (t > this.lastChunk) this.lastChunk = t;
         if (this.phase === 'idle') this.moved = true;
       }
-      if ((this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) && this.recorded < MAX_CHUNK_EVENTS - 1) {
+      if ((this.cfg.eventsAfterContent < 0 || this.eventsAfter < this.cfg.eventsAfterContent) && this.recorded < this.cfg.maxEvents - 1) {
         record = true;
         this.eventsAfter++;
       }
@@ -584,6 +597,8 @@ function instrumentFetch(options = {}) {
     eventsAfterContent: typeof options.eventsAfterContent === 'number' ? options.eventsAfterContent : DEFAULT_EVENTS_AFTER_CONTENT,
     firstTokenTimeoutMs: timeoutOption(options, 'firstTokenTimeoutMs'),
     idleTimeoutMs: timeoutOption(options, 'idleTimeoutMs'),
+    // read when the fetch is wrapped, as the SDK reads it when built
+    maxEvents: chunkEventBound(typeof process !== 'undefined' && process.env ? process.env.OTEL_SPAN_EVENT_COUNT_LIMIT : undefined),
   };
   const limits = cfg.firstTokenTimeoutMs !== undefined || cfg.idleTimeoutMs !== undefined;
   const extra = options.attributes || {};

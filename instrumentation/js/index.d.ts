@@ -47,7 +47,7 @@ export const ATTR: {
 };
 export const DEFAULT_EVENTS_BEFORE_CONTENT: number;
 export const DEFAULT_EVENTS_AFTER_CONTENT: number;
-/** The most ttft.chunk events one call records, whatever the options say (the SDKs keep 128 a span, dropping the oldest). */
+/** The most ttft.chunk events one call records, whatever the options say (the SDKs keep 128 a span, dropping the oldest); with OTEL_SPAN_EVENT_COUNT_LIMIT set below 128 when the fetch is wrapped, 8 fewer than that limit, at least 2. */
 export const MAX_CHUNK_EVENTS: number;
 export const SCOPE: string;
 export const VERSION: string;

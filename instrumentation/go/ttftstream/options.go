@@ -1,6 +1,9 @@
 package ttftstream
 
 import (
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -25,6 +28,24 @@ const (
 	MaxChunkEvents = 120
 )
 
+// EventCountLimitEnv is the OpenTelemetry SDKs' setting of how many events
+// a span keeps (default 128). Set lower, it lowers MaxChunkEvents with it.
+const EventCountLimitEnv = "OTEL_SPAN_EVENT_COUNT_LIMIT"
+
+// chunkEventBound is the most ttft.chunk events a call records under the
+// SDK's event limit env (EventCountLimitEnv's value): MaxChunkEvents, or,
+// where the SDK keeps fewer than 128 events a span, 8 under its limit as
+// 120 is under 128 (room for other libraries' events on the span), never
+// under 2 (the first chunk and the first content). A value that is no
+// integer, negative (no limit) or 128 and over leaves MaxChunkEvents.
+func chunkEventBound(env string) int {
+	n, err := strconv.Atoi(strings.TrimSpace(env))
+	if err != nil || n < 0 || n >= 128 {
+		return MaxChunkEvents
+	}
+	return max(n-8, 2)
+}
+
 type config struct {
 	tracer        trace.Tracer
 	provider      string
@@ -32,6 +53,7 @@ type config struct {
 	beforeContent int
 	afterContent  int           // < 0: every chunk
 	firstToken    time.Duration // > 0: WithFirstTokenTimeout
+	maxEvents     int           // chunkEventBound when the config was built
 	now           func() time.Time
 }
 
@@ -77,7 +99,9 @@ func WithEventsBeforeContent(n int) Option {
 // WithEventsAfterContent sets how many ttft.chunk events are recorded after
 // the first content chunk (default 0: the summary attributes carry the rest);
 // n < 0 records one event per chunk. Either way a call records at most
-// MaxChunkEvents, the rest counted in ttft.chunk.unrecorded.
+// MaxChunkEvents (fewer under a lower OTEL_SPAN_EVENT_COUNT_LIMIT, read when
+// the transport or middleware is built), the rest counted in
+// ttft.chunk.unrecorded.
 func WithEventsAfterContent(n int) Option {
 	return func(c *config) { c.afterContent = n }
 }
@@ -100,7 +124,10 @@ func WithFirstTokenTimeout(d time.Duration) Option {
 }
 
 func newConfig(opts []Option) *config {
-	c := &config{beforeContent: DefaultEventsBeforeContent, afterContent: DefaultEventsAfterContent, now: time.Now}
+	c := &config{
+		beforeContent: DefaultEventsBeforeContent, afterContent: DefaultEventsAfterContent, now: time.Now,
+		maxEvents: chunkEventBound(os.Getenv(EventCountLimitEnv)),
+	}
 	for _, o := range opts {
 		o(c)
 	}

@@ -160,7 +160,7 @@ type recorder struct {
 	// Chunk accounting.
 	chunks, content, unrecorded int64
 	eventsBefore, eventsAfter   int
-	recorded                    int // ttft.chunk events written, at most MaxChunkEvents
+	recorded                    int // ttft.chunk events written, at most cfg.maxEvents
 	contentSeen, errorEvent     bool
 	lastChunk                   time.Time
 	maxGap                      time.Duration
@@ -316,7 +316,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 		r.limit.stop()
 	case !r.contentSeen:
 		// Room stays for the first content and an error event.
-		record = r.chunks == 1 || (r.eventsBefore < r.cfg.beforeContent && r.recorded < MaxChunkEvents-2)
+		record = r.chunks == 1 || (r.eventsBefore < r.cfg.beforeContent && r.recorded < r.cfg.maxEvents-2)
 		if record {
 			r.eventsBefore++
 		}
@@ -329,7 +329,7 @@ func (r *recorder) chunk(k kind, now time.Time) {
 				r.lastChunk = now
 			}
 		}
-		if (r.cfg.afterContent < 0 || r.eventsAfter < r.cfg.afterContent) && r.recorded < MaxChunkEvents-1 {
+		if (r.cfg.afterContent < 0 || r.eventsAfter < r.cfg.afterContent) && r.recorded < r.cfg.maxEvents-1 {
 			record = true
 			r.eventsAfter++
 		}

@@ -257,6 +257,43 @@ func TestBoundedEvents(t *testing.T) {
 	}
 }
 
+// TestEventLimitFromTheSDKsEnv: under OTEL_SPAN_EVENT_COUNT_LIMIT=32 a call
+// records 24 ttft.chunk events at most, the first content among them, so an
+// SDK that keeps 32 a span drops none.
+func TestEventLimitFromTheSDKsEnv(t *testing.T) {
+	t.Setenv(EventCountLimitEnv, "32")
+	steps := []step{{wait: 40 * ms, data: sse(chatRole)}}
+	for i := 0; i < 60; i++ { // more pings before content than the bound
+		steps = append(steps, step{wait: ms, data: ": ping\n\n"})
+	}
+	for i := 0; i < 50; i++ {
+		steps = append(steps, step{wait: ms, data: sse(chatContent("t"))})
+	}
+	steps = append(steps, step{data: sse(chatFinish, "[DONE]")})
+	r := run(t, call{path: "/chat/completions", steps: steps, opts: []Option{WithEventsAfterContent(-1), WithEventsBeforeContent(1000)}})
+	kinds := r.span.chunkKinds()
+	if len(kinds) != 24-1 { // one kept for an error event
+		t.Fatalf("%d events under a limit of 32, want 23", len(kinds))
+	}
+	if kinds[0] != "role" || kinds[22] != "content" || kinds[21] == "content" {
+		t.Errorf("events %v: want the role first and the first content last", kinds)
+	}
+	if got := r.span.attr(AttrChunkUnrecorded).AsInt64(); got != int64(1+60+50+2-23) {
+		t.Errorf("unrecorded %d", got)
+	}
+}
+
+func TestChunkEventBound(t *testing.T) {
+	for env, want := range map[string]int{
+		"": MaxChunkEvents, "128": MaxChunkEvents, "1000": MaxChunkEvents, "-1": MaxChunkEvents, "x": MaxChunkEvents,
+		"127": 119, "32": 24, " 16 ": 8, "10": 2, "4": 2, "0": 2,
+	} {
+		if got := chunkEventBound(env); got != want {
+			t.Errorf("chunkEventBound(%q) = %d, want %d", env, got, want)
+		}
+	}
+}
+
 func TestOutcomes(t *testing.T) {
 	content := sse(chatContent("a"))
 	cases := []struct {

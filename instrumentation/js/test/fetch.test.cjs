@@ -565,6 +565,38 @@ test('events stay under the SDK\'s limit whatever eventsAfterContent says', asyn
   assert.deepEqual(ek.slice(-2), ['content', 'error']);
 });
 
+test('a lower OTEL_SPAN_EVENT_COUNT_LIMIT lowers the bound with it, so the SDK drops none', async () => {
+  const frames = [ROLE];
+  for (let i = 0; i < 60; i++) frames.push(': ping');
+  for (let i = 0; i < 50; i++) frames.push(content('t'));
+  frames.push(FINISH, '[DONE]');
+  const saved = process.env.OTEL_SPAN_EVENT_COUNT_LIMIT;
+  process.env.OTEL_SPAN_EVENT_COUNT_LIMIT = '32';
+  try {
+    // Both read the setting when built: the SDK's provider, and the fetch.
+    const limited = tracerProvider();
+    const f = instrumentFetch({ tracerProvider: limited.provider, fetch: fakeFetch(sse(...frames), { split: 997 }), eventsBeforeContent: 1000, eventsAfterContent: -1 });
+    const resp = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"model":"gpt-4.1","stream":true}' });
+    await resp.text();
+    const [span] = limited.memory.getFinishedSpans();
+    const k = kinds(span);
+    assert.equal(k.length, 24 - 1, 'one kept for an error event');
+    assert.equal(span.droppedEventsCount, 0, 'the SDK dropped events');
+    assert.equal(k[0], 'role');
+    assert.equal(k.indexOf('content'), 22, 'the first content is the last event');
+    for (const [env, want] of [['16', 8 - 1], ['x', MAX_CHUNK_EVENTS - 1], ['-1', MAX_CHUNK_EVENTS - 1], ['200', MAX_CHUNK_EVENTS - 1]]) {
+      process.env.OTEL_SPAN_EVENT_COUNT_LIMIT = env;
+      const g = instrumentFetch({ tracerProvider: provider, fetch: fakeFetch(sse(...frames, ...Array(200).fill(content('u'))), { split: 997 }), eventsBeforeContent: 1000, eventsAfterContent: -1 });
+      memory.reset();
+      await (await g('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', body: '{"model":"gpt-4.1","stream":true}' })).text();
+      assert.equal(kinds(memory.getFinishedSpans()[0]).length, want, `OTEL_SPAN_EVENT_COUNT_LIMIT=${env}`);
+    }
+  } finally {
+    if (saved === undefined) delete process.env.OTEL_SPAN_EVENT_COUNT_LIMIT;
+    else process.env.OTEL_SPAN_EVENT_COUNT_LIMIT = saved;
+  }
+});
+
 test('events are on the call\'s own timeline, the one the caller\'s span started on', async () => {
   memory.reset();
   const realNow = Date.now;
