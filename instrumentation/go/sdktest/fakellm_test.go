@@ -85,7 +85,20 @@ var scenarios = []scenario{
 		timeline: []at{{40, opRole}, {150, opContent}, {200, opContent}}},
 	{name: "caller_abort", stream: true, firstContent: 150 * time.Millisecond, abort: true, outcome: "closed",
 		timeline: []at{{40, opRole}, {150, opContent}, {1500, opContent}, {1510, opFinish}, {1520, opDone}}},
+	// More keep-alives before content than an SDK limited to 16 events a
+	// span keeps (TestEventLimitWithTheSDK).
+	{name: "many_keepalives", stream: true, firstContent: 350 * time.Millisecond, outcome: "complete", timeline: manyKeepalives()},
 	{name: "one_shot", stream: false, outcome: "complete"}, // not streamed (a model name containing "stream" would make the processor think it was),
+}
+
+// manyKeepalives is 30 keep-alives 10 ms apart, then the role, the content
+// at 350 ms and the end.
+func manyKeepalives() []at {
+	var tl []at
+	for i := 1; i <= 30; i++ {
+		tl = append(tl, at{10 * i, opKeepalive})
+	}
+	return append(tl, at{310, opRole}, at{350, opContent}, at{370, opContent}, at{380, opFinish}, at{385, opDone})
 }
 
 func scenarioByModel(model string) (scenario, bool) {

@@ -403,3 +403,58 @@ func driverNamed(name string) driver {
 	}
 	panic("no driver " + name)
 }
+
+// TestEventLimitWithTheSDK: an SDK told by OTEL_SPAN_EVENT_COUNT_LIMIT to
+// keep 16 events a span drops none of what ttftstream records, through
+// every SDK, even when asked for every chunk before content: the first
+// content stays the last ttft.chunk event, so the processor reads its time.
+func TestEventLimitWithTheSDK(t *testing.T) {
+	t.Setenv(ttftstream.EventCountLimitEnv, "16")
+	srv := fakeLLM(t)
+	mem := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem)) // reads the limit
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	base := &http.Transport{}
+	t.Cleanup(base.CloseIdleConnections)
+	hc := &http.Client{Transport: base}
+	sc, ok := scenarioByModel("scn-many_keepalives")
+	if !ok {
+		t.Fatal("no many_keepalives scenario")
+	}
+	for _, d := range drivers {
+		mem.Reset()
+		opts := []ttftstream.Option{ttftstream.WithTracerProvider(tp), ttftstream.WithEventsBeforeContent(1000)}
+		if _, err := d.run(context.Background(), srv.URL, hc, opts, sc, func() {}); err != nil {
+			t.Fatalf("%s: %v", d.name, err)
+		}
+		spans := mem.GetSpans()
+		var found bool
+		for _, s := range spans {
+			if s.InstrumentationScope.Name != ttftstream.ScopeName {
+				continue
+			}
+			found = true
+			var kinds []string
+			for _, e := range s.Events {
+				if e.Name != ttftstream.EventChunk {
+					continue
+				}
+				for _, a := range e.Attributes {
+					if a.Key == ttftstream.AttrChunkKind {
+						kinds = append(kinds, a.Value.AsString())
+					}
+				}
+			}
+			if s.DroppedEvents != 0 || len(kinds) > 16-8 {
+				t.Errorf("%s: %d chunk events, %d dropped; the limit is 16", d.name, len(kinds), s.DroppedEvents)
+				continue
+			}
+			if last := kinds[len(kinds)-1]; last != "content" {
+				t.Errorf("%s: chunk events %v: the first content is not kept last", d.name, kinds)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no ttftstream span among %d", d.name, len(spans))
+		}
+	}
+}
