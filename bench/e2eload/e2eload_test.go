@@ -230,14 +230,23 @@ func TestSmoke(t *testing.T) {
 	assert.Equal(t, 3000, r.Spans)
 	assert.Positive(t, r.CPUSeconds)
 
-	b, err := PipelineByName("b")
-	require.NoError(t, err)
-	bs, err := PipelineByName("bs")
-	require.NoError(t, err)
-	rs, err := RunTogether(context.Background(), []Pipeline{a, b, bs}, Mixes[1], opts)
-	require.NoError(t, err, "pipelines a, b and bs side by side")
-	require.Len(t, rs, 3)
-	for i, name := range []string{"a", "b", "bs"} {
+	smokeTogether(t, opts, "a", "b", "bs")
+}
+
+// smokeTogether runs the named pipelines side by side on the 95/5 mix and
+// checks that each accounted for all 3,000 spans, 150 of them GenAI.
+func smokeTogether(t *testing.T, opts Options, names ...string) {
+	t.Helper()
+	var ps []Pipeline
+	for _, n := range names {
+		p, err := PipelineByName(n)
+		require.NoError(t, err)
+		ps = append(ps, p)
+	}
+	rs, err := RunTogether(context.Background(), ps, Mixes[1], opts)
+	require.NoError(t, err, "pipelines %v side by side", names)
+	require.Len(t, rs, len(names))
+	for i, name := range names {
 		assert.Equal(t, name, rs[i].Pipeline)
 		assert.Equal(t, 3000, rs[i].Spans)
 		assert.Equal(t, 150, rs[i].GenAI)
@@ -257,24 +266,13 @@ func TestSmokeVariant(t *testing.T) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("variant binary %s not found: %v", bin, err)
 	}
-	opts := Options{Spanmetrics: bin, Rate: 5000, Spans: 3000, Warmup: 500, SpansPerRequest: 100, Workers: 2, Dir: t.TempDir()}
 	names := []string{"a2", "b2", "c", "f"}
-	var ps []Pipeline
 	for _, n := range names {
 		p, err := PipelineByName(n)
 		require.NoError(t, err)
 		require.True(t, p.Spanmetrics, n)
-		ps = append(ps, p)
 	}
-	rs, err := RunTogether(context.Background(), ps, Mixes[1], opts)
-	require.NoError(t, err, "pipelines %v side by side", names)
-	require.Len(t, rs, len(names))
-	for i, name := range names {
-		assert.Equal(t, name, rs[i].Pipeline)
-		assert.Equal(t, 3000, rs[i].Spans)
-		assert.Equal(t, 150, rs[i].GenAI)
-		assert.Positive(t, rs[i].CPUSeconds)
-	}
+	smokeTogether(t, Options{Spanmetrics: bin, Rate: 5000, Spans: 3000, Warmup: 500, SpansPerRequest: 100, Workers: 2, Dir: t.TempDir()}, names...)
 }
 
 func TestPipelinesAccountForTheirOwnComponents(t *testing.T) {
