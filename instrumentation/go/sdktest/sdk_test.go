@@ -273,18 +273,37 @@ func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
 	return attribute.Value{}, false
 }
 
-func firstContentEvent(s tracetest.SpanStub) (time.Time, bool) {
+// chunkEvent is one ttft.chunk event of a span: its time and kind.
+type chunkEvent struct {
+	at   time.Time
+	kind string
+}
+
+// chunkEvents are s's ttft.chunk events in order, each with its kind
+// attribute ("" without one).
+func chunkEvents(s tracetest.SpanStub) []chunkEvent {
+	var out []chunkEvent
 	for _, e := range s.Events {
 		if e.Name != ttftstream.EventChunk {
 			continue
 		}
+		c := chunkEvent{at: e.Time}
 		for _, a := range e.Attributes {
 			if a.Key == ttftstream.AttrChunkKind {
-				switch a.Value.AsString() {
-				case "content", "reasoning", "tool_call":
-					return e.Time, true
-				}
+				c.kind = a.Value.AsString()
+				break
 			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func firstContentEvent(s tracetest.SpanStub) (time.Time, bool) {
+	for _, c := range chunkEvents(s) {
+		switch c.kind {
+		case "content", "reasoning", "tool_call":
+			return c.at, true
 		}
 	}
 	return time.Time{}, false
@@ -434,23 +453,13 @@ func TestEventLimitWithTheSDK(t *testing.T) {
 				continue
 			}
 			found = true
-			var kinds []string
-			for _, e := range s.Events {
-				if e.Name != ttftstream.EventChunk {
-					continue
-				}
-				for _, a := range e.Attributes {
-					if a.Key == ttftstream.AttrChunkKind {
-						kinds = append(kinds, a.Value.AsString())
-					}
-				}
-			}
-			if s.DroppedEvents != 0 || len(kinds) > 16-8 {
-				t.Errorf("%s: %d chunk events, %d dropped; the limit is 16", d.name, len(kinds), s.DroppedEvents)
+			evs := chunkEvents(s)
+			if s.DroppedEvents != 0 || len(evs) == 0 || len(evs) > 16-8 {
+				t.Errorf("%s: %d chunk events, %d dropped; the limit is 16", d.name, len(evs), s.DroppedEvents)
 				continue
 			}
-			if last := kinds[len(kinds)-1]; last != "content" {
-				t.Errorf("%s: chunk events %v: the first content is not kept last", d.name, kinds)
+			if last := evs[len(evs)-1].kind; last != "content" {
+				t.Errorf("%s: chunk events %v: the first content is not kept last", d.name, evs)
 			}
 		}
 		if !found {
