@@ -568,3 +568,21 @@ func runCopy(b *testing.B, src ptrace.Traces) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSpans, "ns/span")
 }
+
+// BenchmarkFloorTwoPass is BenchmarkFloorChunkRules in two passes, as a
+// processor that folds nested spans must run: the rules read every span of
+// the batch first (a nested span's evidence lands on its outer span, which
+// may come later in the batch), then the record is written on each span.
+func BenchmarkFloorTwoPass(b *testing.B) {
+	rec := derivedRecord(b)
+	var sink uint64
+	spans := make([]ptrace.Span, 0, benchSpans)
+	runBench(b, func(td ptrace.Traces) {
+		spans = spans[:0]
+		sink += readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules)
+		for _, span := range spans {
+			rec.Write(span.Attributes())
+		}
+	})
+	_ = sink
+}
