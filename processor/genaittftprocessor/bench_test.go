@@ -382,6 +382,24 @@ func BenchmarkFloorChunkRules(b *testing.B) {
 	_ = sink
 }
 
+// BenchmarkFloorTwoPass is BenchmarkFloorChunkRules in two passes, as a
+// processor that folds nested spans must run: the rules read every span of
+// the batch first (a nested span's evidence lands on its outer span, which
+// may come later in the batch), then the record is written on each span.
+func BenchmarkFloorTwoPass(b *testing.B) {
+	rec := derivedRecord(b)
+	var sink uint64
+	spans := make([]ptrace.Span, 0, benchSpans)
+	runBench(b, func(td ptrace.Traces) {
+		spans = spans[:0]
+		sink += readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules)
+		for _, span := range spans {
+			rec.Write(span.Attributes())
+		}
+	})
+	_ = sink
+}
+
 // benchProcessor is the genai_ttft processor with the default
 // configuration, passing its batches to a consumer that keeps none.
 func benchProcessor(b *testing.B) processor.Traces {
@@ -567,22 +585,4 @@ func runCopy(b *testing.B, src ptrace.Traces) {
 		src.CopyTo(td)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchSpans, "ns/span")
-}
-
-// BenchmarkFloorTwoPass is BenchmarkFloorChunkRules in two passes, as a
-// processor that folds nested spans must run: the rules read every span of
-// the batch first (a nested span's evidence lands on its outer span, which
-// may come later in the batch), then the record is written on each span.
-func BenchmarkFloorTwoPass(b *testing.B) {
-	rec := derivedRecord(b)
-	var sink uint64
-	spans := make([]ptrace.Span, 0, benchSpans)
-	runBench(b, func(td ptrace.Traces) {
-		spans = spans[:0]
-		sink += readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules)
-		for _, span := range spans {
-			rec.Write(span.Attributes())
-		}
-	})
-	_ = sink
 }
