@@ -2,9 +2,10 @@
 // collector and prints one row per target and prompt band: requests, the
 // TTFT percentiles the collector computed, every recommended timeout, the cut
 // ratio and the deadline margin, then per route the recommended gateway
-// cutoff in milliseconds (for Bifrost, the routing rule's ttft_timeout_ms;
-// -ttft-timeout-json prints each rule's update body). It refreshes until
-// interrupted. It only reads: it never calls a gateway.
+// cutoff in milliseconds (for Bifrost, the routing rule's ttft_timeout_ms,
+// in the releases that have one: v1.5.11 and v1.6.0 do not; -ttft-timeout-json
+// prints each rule's update body). It refreshes until interrupted. It only
+// reads: it never calls a gateway.
 //
 //	ttft-summary -url http://localhost:8889/metrics -interval 15s
 package main
@@ -35,7 +36,7 @@ func main() {
 	wait := flag.Duration("wait", 90*time.Second, "how long to wait for the first ttft_* series before giving up")
 	minRequests := flag.Float64("min-requests", 100, "hide targets and bands with fewer requests (0 shows every row)")
 	flag.StringVar(&opts.cutoffPolicy, "cutoff-policy", "gateway_cutoff", "policy whose recommendation is the per-route gateway cutoff")
-	flag.BoolVar(&opts.cutoffJSON, "ttft-timeout-json", false, `also print, per route, the body {"ttft_timeout_ms": N} of a Bifrost routing-rule update (printed only; nothing is sent)`)
+	flag.BoolVar(&opts.cutoffJSON, "ttft-timeout-json", false, `also print, per route, the body {"ttft_timeout_ms": N} of a Bifrost routing-rule update (printed only; nothing is sent; Bifrost v1.5.11 and v1.6.0 have no such key)`)
 	flag.Parse()
 	if *interval <= 0 || *wait < 0 || *minRequests < 0 {
 		fmt.Fprintln(os.Stderr, "ttft-summary: -interval must be > 0 (e.g. 15s), -wait and -min-requests >= 0")
