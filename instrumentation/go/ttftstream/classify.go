@@ -248,7 +248,7 @@ func (f *facts) chatDelta(s *jscan) kind {
 				up(kindReasoning)
 			}
 		case "tool_calls", "function_call":
-			if s.nonEmpty() {
+			if toolCallsCarry(s) {
 				up(kindToolCall)
 			}
 		case "role":
@@ -661,6 +661,58 @@ func (f *facts) geminiCandidate(s *jscan) kind {
 // audioCarries reads a Chat delta's audio object: content when it carries
 // data or a transcript. The last audio delta of a stream holds only its id
 // and expires_at.
+// toolCallsCarry reads a Chat delta's tool_calls (an array of entries) or
+// its legacy function_call (one entry) and says whether some entry starts or
+// continues a tool call: a non-empty id, name or arguments, at the entry or
+// in its function. An entry with only its index or type, or empty strings,
+// carries nothing (docs/architecture.md §1: a delta stops the clock when it
+// carries content, reasoning or a tool call). Anything but an array or an
+// object counts when non-empty, as before.
+func toolCallsCarry(s *jscan) bool {
+	switch s.peek() {
+	case '[':
+		s.enter('[')
+		carries := false
+		for s.more(']') {
+			carries = toolCallCarries(s) || carries
+		}
+		return carries
+	case '{':
+		return toolCallCarries(s)
+	}
+	return s.nonEmpty()
+}
+
+// toolCallCarries reads one tool-call entry (toolCallsCarry).
+func toolCallCarries(s *jscan) bool {
+	if !s.enter('{') {
+		return s.nonEmpty()
+	}
+	carries := false
+	for s.more('}') {
+		switch string(s.key()) {
+		case "id", "name", "arguments":
+			carries = s.nonEmpty() || carries
+		case "function":
+			if !s.enter('{') {
+				carries = s.nonEmpty() || carries
+				continue
+			}
+			for s.more('}') {
+				switch string(s.key()) {
+				case "name", "arguments":
+					carries = s.nonEmpty() || carries
+				default:
+					s.skip()
+				}
+			}
+		default:
+			s.skip()
+		}
+	}
+	return carries
+}
+
 func audioCarries(s *jscan) bool {
 	if s.peek() != '{' {
 		return s.nonEmpty()

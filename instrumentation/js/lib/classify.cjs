@@ -13,6 +13,23 @@ const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v) => (typeof v === 'string' ? v : undefined);
 const count = (v) => (Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 
+// A Chat delta's tool_calls (entries) or legacy function_call (one entry)
+// starts or continues a tool call when some entry has a non-empty id, name or
+// arguments, at the entry or in its function; an entry with only its index
+// or type, or empty strings, carries nothing. Anything but an array or an
+// object counts when non-empty.
+function toolCallCarries(e) {
+  if (!isObj(e)) return nonEmpty(e);
+  if (nonEmpty(e.id) || nonEmpty(e.name) || nonEmpty(e.arguments)) return true;
+  const fn = e.function;
+  if (isObj(fn)) return nonEmpty(fn.name) || nonEmpty(fn.arguments);
+  return nonEmpty(fn);
+}
+function toolCallsCarry(v) {
+  if (Array.isArray(v)) return v.some(toolCallCarries);
+  return isObj(v) ? toolCallCarries(v) : nonEmpty(v);
+}
+
 // Facts are what the stream says about the whole call.
 function newFacts() {
   return { model: undefined, finish: [], input: undefined, output: undefined, cacheRead: undefined,
@@ -65,7 +82,7 @@ function chat(f, data) {
       // The last audio delta of a stream holds only its id and expires_at.
       const audio = isObj(d.audio) ? nonEmpty(d.audio.data) || nonEmpty(d.audio.transcript) : nonEmpty(d.audio);
       if (nonEmpty(d.content) || nonEmpty(d.refusal) || audio) k = max(k, 'content');
-      if (nonEmpty(d.tool_calls) || nonEmpty(d.function_call)) k = max(k, 'tool_call');
+      if (toolCallsCarry(d.tool_calls) || toolCallsCarry(d.function_call)) k = max(k, 'tool_call');
       if (nonEmpty(d.reasoning_content) || nonEmpty(d.reasoning)) k = max(k, 'reasoning');
       if (nonEmpty(d.role)) k = max(k, 'role');
     }

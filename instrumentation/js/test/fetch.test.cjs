@@ -59,7 +59,17 @@ test('kinds per format', () => {
     ['chat', '', '{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","transcript":"Hi"}}}]}', 'content'],
     ['chat', '', '{"choices":[{"index":0,"delta":{"audio":{"id":"audio_1","expires_at":1729018505}}}]}', 'lifecycle'],
     ['chat', '', JSON.stringify({ choices: [{ delta: { reasoning_content: 'x' } }] }), 'reasoning'],
-    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0 }] } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, id: 'c1', function: { name: 'f', arguments: '' } }] } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, function: { arguments: '{"city"' } }] } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, id: 'call_1', type: 'function' }] } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0 }, { index: 1, function: { name: 'g' } }] } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { function_call: { arguments: '{}' } } }] }), 'tool_call'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0 }] } }] }), 'lifecycle'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{}] } }] }), 'lifecycle'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, id: '', type: 'function', function: { name: '', arguments: '' } }] } }] }), 'lifecycle'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { tool_calls: [{ index: 0, function: null }] } }] }), 'lifecycle'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { function_call: { arguments: '' } } }] }), 'lifecycle'],
+    ['chat', '', JSON.stringify({ choices: [{ delta: { role: 'assistant', tool_calls: [{ index: 0 }] } }] }), 'role'],
     ['chat', '', JSON.stringify({ choices: [{ delta: { role: 'assistant' } }, { delta: { content: 'b' } }] }), 'content'],
     ['chat', '', FINISH, 'lifecycle'],
     ['chat', '', USAGE, 'lifecycle'],
@@ -433,7 +443,7 @@ test('firstTokenTimeoutMs: cleared by the first content, by a non-streamed call,
   assert.equal(r.span.attributes[ATTR.end], 'completed');
   assert.equal(activeTimers(), before, 'timer left after content');
   // Reasoning and tool calls stop the clock too.
-  for (const d of [{ reasoning_content: 'x' }, { tool_calls: [{ index: 0 }] }]) {
+  for (const d of [{ reasoning_content: 'x' }, { tool_calls: [{ index: 0, id: 'call_1', function: { name: 'f', arguments: '' } }] }]) {
     r = await timed(timedFetch([[50, sse(JSON.stringify({ choices: [{ index: 0, delta: d }] }))], [400, sse('[DONE]')]], { end: true }), { firstTokenTimeoutMs: 300 });
     assert.equal(r.err, undefined, JSON.stringify(d));
   }

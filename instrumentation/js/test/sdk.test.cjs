@@ -36,7 +36,7 @@ const drivers = {
     const stream = await client.chat.completions.create({ ...params, stream: true }, { signal });
     for await (const chunk of stream) {
       const d = chunk.choices[0] && chunk.choices[0].delta;
-      if (first === undefined && d && (d.content || d.reasoning_content || (d.tool_calls && d.tool_calls.length))) {
+      if (first === undefined && d && (d.content || d.reasoning_content || (d.tool_calls && d.tool_calls.some((t) => t && (t.id || (t.function && (t.function.name || t.function.arguments))))))) {
         first = true;
         onContent();
       }
