@@ -77,7 +77,7 @@ func renderCutoffs(w io.Writer, cs []RouteCutoff, policy string) {
 	if len(cs) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nGateway cutoff per route (policy %s; for Bifrost: the routing rule's ttft_timeout_ms)\n", policy)
+	fmt.Fprintf(w, "\nGateway cutoff per route (policy %s; for Bifrost: a routing rule's ttft_timeout_ms, in versions that have it)\n", policy)
 	table := [][]string{{"ROUTE", "TTFT_TIMEOUT_MS", "FROM"}}
 	for _, c := range cs {
 		ms, from := "-", c.Note
