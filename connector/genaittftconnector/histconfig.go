@@ -135,9 +135,12 @@ func defaultHistogramSources() []HistogramSource {
 			SkipScopes: []string{"openlit"},
 		},
 		{
+			// Scraped, the prometheus receiver keeps OpenLIT's scope from
+			// otel_scope_name: skipped as above.
 			Metric: "gen_ai_server_time_to_first_token_seconds", Unit: "s",
 			ProviderLabels: []string{"gen_ai_provider_name", "gen_ai_system"}, ModelLabels: []string{"gen_ai_request_model", "gen_ai_response_model"},
 			MeasuredAt: record.MeasuredAtFirstChunk, Observer: record.ObserverServer,
+			SkipScopes: []string{"openlit"},
 		},
 		{
 			// GenAI semconv client metric: the first chunk of any kind.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,41 +186,68 @@ func attrsWith(m map[string]any, kv ...string) map[string]any {
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // TestOpenLITServerMetricIsNotAServers feeds OpenLIT's real metrics (the
-// fixtures' openlit-openai/normal capture). OpenLIT, a client library,
-// emits the semconv server metric gen_ai.server.time_to_first_token on its
-// own clock, with the values of the gen_ai.client.operation.time_to_first_chunk
-// it also emits: each call counts once, as a client's first chunk, and the
-// server metric's points are counted as scope_skipped.
+// fixtures' openlit-openai/normal capture), as OTLP and as a Prometheus
+// scrape names them (the prometheus receiver keeps the scope from
+// otel_scope_name). OpenLIT, a client library, emits the semconv server
+// metric gen_ai.server.time_to_first_token on its own clock, with the
+// values of the gen_ai.client.operation.time_to_first_chunk it also emits:
+// each call counts once, as a client's first chunk, and the server metric's
+// points are counted as scope_skipped.
 func TestOpenLITServerMetricIsNotAServers(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "fixtures", "openlit-openai", "normal.metrics.json"))
 	require.NoError(t, err)
-	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
-	require.NoError(t, err)
-	server := 0
-	for _, rm := range md.ResourceMetrics().All() {
-		for _, sm := range rm.ScopeMetrics().All() {
-			for _, m := range sm.Metrics().All() {
-				if m.Name() == "gen_ai.server.time_to_first_token" {
-					server += dataPointCount(m)
+	for _, scrape := range []bool{false, true} {
+		t.Run(map[bool]string{false: "otlp", true: "scraped"}[scrape], func(t *testing.T) {
+			md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
+			require.NoError(t, err)
+			server := 0
+			for _, rm := range md.ResourceMetrics().All() {
+				for _, sm := range rm.ScopeMetrics().All() {
+					for _, m := range sm.Metrics().All() {
+						if m.Name() == "gen_ai.server.time_to_first_token" {
+							server += dataPointCount(m)
+						}
+						if scrape {
+							asScraped(m)
+						}
+					}
 				}
 			}
+			require.Positive(t, server, "the capture holds the server metric")
+
+			tel := componenttest.NewTelemetry()
+			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+			cfg := defaultConfig()
+			cfg.Histograms.InitialValue = initialKeep // one capture: its points count whole
+			c, sink := newMetricsConnector(t, cfg, clockwork.NewFakeClockAt(testStart), tel)
+			require.NoError(t, c.ConsumeMetrics(context.Background(), md))
+			out := flushNow(t, c, sink)
+
+			samples := points(out, "ttft.window.samples")
+			require.NotEmpty(t, samples)
+			for _, p := range samples {
+				assert.Equal(t, record.ObserverClient, p.attrs[record.KeyObserver], "%v", p.attrs)
+				assert.Equal(t, record.MeasuredAtFirstChunk, p.attrs[record.KeyMeasuredAt], "%v", p.attrs)
+			}
+			assert.Equal(t, int64(server), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipScopeSkipped])
+		})
+	}
+}
+
+// asScraped renames an OTLP GenAI histogram and its point attributes as a
+// Prometheus exposition carries them (dots to underscores, the unit
+// suffixed): gen_ai.server.time_to_first_token becomes
+// gen_ai_server_time_to_first_token_seconds.
+func asScraped(m pmetric.Metric) {
+	if m.Type() != pmetric.MetricTypeHistogram {
+		return
+	}
+	m.SetName(strings.ReplaceAll(m.Name(), ".", "_") + "_seconds")
+	for _, dp := range m.Histogram().DataPoints().All() {
+		attrs := pcommon.NewMap()
+		for k, v := range dp.Attributes().All() {
+			v.CopyTo(attrs.PutEmpty(strings.ReplaceAll(k, ".", "_")))
 		}
+		attrs.CopyTo(dp.Attributes())
 	}
-	require.Positive(t, server, "the capture holds the server metric")
-
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	cfg := defaultConfig()
-	cfg.Histograms.InitialValue = initialKeep // one capture: its points count whole
-	c, sink := newMetricsConnector(t, cfg, clockwork.NewFakeClockAt(testStart), tel)
-	require.NoError(t, c.ConsumeMetrics(context.Background(), md))
-	out := flushNow(t, c, sink)
-
-	samples := points(out, "ttft.window.samples")
-	require.NotEmpty(t, samples)
-	for _, p := range samples {
-		assert.Equal(t, record.ObserverClient, p.attrs[record.KeyObserver], "%v", p.attrs)
-		assert.Equal(t, record.MeasuredAtFirstChunk, p.attrs[record.KeyMeasuredAt], "%v", p.attrs)
-	}
-	assert.Equal(t, int64(server), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipScopeSkipped])
 }
