@@ -47,8 +47,9 @@ func Metadata(metadataYAML []byte) (map[string]Metric, error) {
 
 // Instruments creates the counters and gauges metadata.yaml lists under
 // the names given (keys without the otelcol_ prefix) and stores each in
-// its field. A name metadata.yaml does not list, or lists as another type,
-// is an error: code and metadata cannot drift apart.
+// its field. A name metadata.yaml does not list, or lists as another type
+// (a counter needs its sum block, a gauge its gauge block, neither both), is
+// an error: code and metadata cannot drift apart.
 func Instruments(meter metric.Meter, metadataYAML []byte, counters map[string]*metric.Int64Counter, gauges map[string]*metric.Int64Gauge) error {
 	md, err := Metadata(metadataYAML)
 	if err != nil {
@@ -60,7 +61,7 @@ func Instruments(meter metric.Meter, metadataYAML []byte, counters map[string]*m
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("own telemetry %s is not in metadata.yaml", name))
-		case gauge && m.Gauge == nil, !gauge && m.Gauge != nil:
+		case gauge && (m.Gauge == nil || m.Sum != nil), !gauge && (m.Sum == nil || m.Gauge != nil):
 			errs = append(errs, fmt.Errorf("own telemetry %s: metadata.yaml gives another type", name))
 			ok = false
 		}

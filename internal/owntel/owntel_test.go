@@ -32,6 +32,10 @@ telemetry:
       unit: "{series}"
       gauge:
         value_type: int
+    test_untyped:
+      enabled: true
+      description: No instrument type.
+      unit: "{call}"
 `
 
 func TestInstrumentsFromMetadata(t *testing.T) {
@@ -74,6 +78,10 @@ func TestInstrumentsRefuseWhatMetadataDoesNotList(t *testing.T) {
 	assert.ErrorContains(t, err, "test_series: metadata.yaml gives another type")
 	err = Instruments(meter, []byte(testMetadata), nil, map[string]*metric.Int64Gauge{"test_rows": &g})
 	assert.ErrorContains(t, err, "test_rows: metadata.yaml gives another type")
+	err = Instruments(meter, []byte(testMetadata), map[string]*metric.Int64Counter{"test_untyped": &c}, nil)
+	assert.ErrorContains(t, err, "test_untyped: metadata.yaml gives another type", "a counter needs its sum block")
+	err = Instruments(meter, []byte(testMetadata), nil, map[string]*metric.Int64Gauge{"test_untyped": &g})
+	assert.ErrorContains(t, err, "test_untyped: metadata.yaml gives another type", "a gauge needs its gauge block")
 	assert.Error(t, Instruments(meter, []byte("telemetry: ["), nil, nil))
 }
 
