@@ -443,6 +443,39 @@ func TestCensoringReachesTheFirstChunkClock(t *testing.T) {
 	assert.Empty(t, pointsWith(points(md, "ttft.window.samples"), chunk))
 }
 
+// TestCutAfterARoleChunkIsCensoredOnTheFirstContentClock: a request the
+// stream instrumentation saw cut by a first-token timeout after a role-only
+// chunk (ttft.chunk events, derived here) is a censored first_content
+// observation at its cut time, as a request cut before any chunk is. It
+// was censored at the role chunk (0.05 s) on the first_chunk clock, which
+// no default policy reads: the first_content tail lost every such cut.
+func TestCutAfterARoleChunkIsCensoredOnTheFirstContentClock(t *testing.T) {
+	td := ptrace.NewTraces()
+	spans := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans()
+	for i := 0; i < 20; i++ {
+		callSpan(spans, byte(i+1), 1, 0, "gpt-4.1", 1+float64(i)*0.01, 3)
+	}
+	for i := 0; i < 20; i++ {
+		s := callSpan(spans, byte(i+101), 1, 0, "gpt-4.1", 0, 1) // the role chunk only
+		s.Attributes().Remove("gen_ai.response.finish_reasons")
+		s.Attributes().PutStr("error.type", "timeout")
+		s.Status().SetCode(ptrace.StatusCodeError)
+	}
+	cfg := defaultConfig()
+	cfg.MinSamples = 1
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	md := flushNow(t, c, sink)
+	assert.Equal(t, 20.0, value(t, md, "ttft.window.samples", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstContent, attrCensored: true}))
+	assert.Equal(t, 20.0, value(t, md, "ttft.window.samples", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstContent, attrCensored: false}))
+	assert.Empty(t, pointsWith(points(md, "ttft.window.samples"), map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstChunk}))
+	// Half the requests were cut at 5 s, after every success: the median is
+	// the slowest success (1.19 s), not the successes' own median (1.09 s).
+	assert.InDelta(t, 1.19, value(t, md, "ttft.quantile", map[string]any{record.KeyMeasuredAt: record.MeasuredAtFirstContent, attrQuantile: "0.5"}), 0.005)
+}
+
 func TestSkipsWhatIsNotAStreamedRecord(t *testing.T) {
 	notStreamed := false
 	sink := new(consumertest.MetricsSink)

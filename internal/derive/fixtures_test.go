@@ -138,3 +138,11 @@ func TestFixturesMatchAnswerKeys(t *testing.T) {
 		}
 	}
 }
+
+// The records' ttft.source for chunk events is the name recommend reads to
+// tell content-aware chunk evidence (record.SourceChunkEvent).
+func TestChunkEventSourceIsRecords(t *testing.T) {
+	if EventChunk != record.SourceChunkEvent {
+		t.Fatalf("EventChunk %q, record.SourceChunkEvent %q", EventChunk, record.SourceChunkEvent)
+	}
+}

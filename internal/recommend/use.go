@@ -24,11 +24,17 @@ const (
 
 // WindowUse applies the rule: complete requests with a TTFT are samples;
 // timeout_first_token requests are censored at their cut time when
-// censoring is on (the TTFT the source saw, else the request's duration;
-// hasCut is false when neither is known); a request retried or failed
-// over stays out (its histograms are split by ttft.failed_over). measuredAt
-// is the clock of the window the record belongs to: a request cut before
-// any content has no clock stop and counts as first_content data.
+// censoring is on; a request retried or failed over stays out (its
+// histograms are split by ttft.failed_over). measuredAt is the clock of the
+// window the record belongs to. A request cut before any chunk has no clock
+// stop and counts as first_content data, censored at its duration. One cut
+// after chunks the stream instrumentation saw carry nothing (a role-only
+// first chunk; record.SourceChunkEvent) is first_content data too: its first
+// content had not come when it was cut, at its duration (else at least at
+// that first chunk). From a source that cannot tell content from a role-only
+// chunk, a cut after a first chunk is censored at that chunk on the
+// first_chunk clock: what such a source measured came, what it did not
+// measure is unknown. hasCut is false when no cut time is known.
 func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, cut float64, hasCut bool) {
 	if rec.Attempts > 1 || rec.DidFailOver() {
 		return UseNone, "", 0, false
@@ -45,6 +51,13 @@ func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, 
 			return UseNone, "", 0, false
 		}
 		use = UseCensored
+		if hasTTFT && rec.MeasuredAt == record.MeasuredAtFirstChunk && rec.Source == record.SourceChunkEvent {
+			cut = ttft
+			if rec.HasDuration && rec.Duration > cut {
+				cut = rec.Duration
+			}
+			return use, record.MeasuredAtFirstContent, cut, true
+		}
 		switch {
 		case hasTTFT:
 			cut, hasCut = ttft, true

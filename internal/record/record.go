@@ -70,6 +70,12 @@ const (
 	MeasuredAtFirstChunk   = "first_chunk"
 )
 
+// SourceChunkEvent is the ttft.source of a time read from the stream
+// instrumentation's ttft.chunk events (derive.EventChunk). They tell content
+// from a role-only or framing chunk, so a first_chunk time from them means
+// the chunks before it carried none: the first content had not come.
+const SourceChunkEvent = "ttft.chunk"
+
 // Where the clock ran.
 const (
 	ObserverClient  = "client"
