@@ -103,6 +103,13 @@ func defaultHistogramSources() []HistogramSource {
 				"anthropic": record.MeasuredAtFirstChunk,
 			},
 			Observer: record.ObserverGateway,
+			// Bifrost's own OTLP push (its otel plugin, meter "bifrost")
+			// carries a histogram of this name built from its span
+			// attribute, the gap between the first and the second chunk:
+			// no TTFT (testdata/fixtures/bifrost-gateway). Scraped, the
+			// exposition has no otel_scope_name: the prometheus receiver's
+			// scope.
+			SkipScopes: []string{"bifrost"},
 		},
 		{
 			// LiteLLM proxy: completionStartTime, its first chunk of any kind.

@@ -172,6 +172,36 @@ func TestBifrostExpositionRecommendations(t *testing.T) {
 	assert.Positive(t, skipped[skipNotTTFTMetric], "every other metric of the exposition is counted, not aggregated")
 }
 
+// TestBifrostOwnPushIsNoTTFT: Bifrost's otel plugin pushes a histogram of
+// the same name under its meter "bifrost", built from the gap between its
+// first and second chunk (testdata/fixtures/bifrost-gateway): the same
+// points under that scope are skipped (scope_skipped), none windowed; the
+// scraped ones (the prometheus receiver's scope) are read, as above.
+func TestBifrostOwnPushIsNoTTFT(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	cfg := defaultConfig()
+	cfg.Histograms.InitialValue = initialKeep // every point would count
+	c, sink := newMetricsConnector(t, cfg, clockwork.NewFakeClockAt(testStart), tel)
+	md := promToMetrics(parseProm(t, readFixture(t)), testStart.Add(-time.Minute), testStart)
+	ttft := 0
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			sm.Scope().SetName("bifrost")
+			for _, m := range sm.Metrics().All() {
+				if m.Name() == "bifrost_stream_first_token_latency_seconds" {
+					ttft += dataPointCount(m)
+				}
+			}
+		}
+	}
+	require.Equal(t, 15, ttft)
+	require.NoError(t, c.ConsumeMetrics(context.Background(), md))
+	out := flushNow(t, c, sink)
+	assert.Empty(t, points(out, "ttft.window.samples"))
+	assert.Equal(t, int64(ttft), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipScopeSkipped])
+}
+
 func attrsWith(m map[string]any, kv ...string) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
