@@ -347,9 +347,10 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 	case t == "response.output_item.added":
 		// A tool call starts with its item, which names the tool (as a
 		// Chat stream's first tool_calls delta does): function_call,
-		// custom_tool_call, mcp_call, …; a message or reasoning item
-		// starts empty.
-		if strings.Contains(string(itemType), "call") && !strings.HasSuffix(string(itemType), "_output") {
+		// custom_tool_call, mcp_call, …, and mcp_approval_request, a call
+		// to an MCP tool the caller is to approve (name and arguments); a
+		// message or reasoning item starts empty.
+		if strings.Contains(string(itemType), "call") && !strings.HasSuffix(string(itemType), "_output") || string(itemType) == "mcp_approval_request" {
 			return kindToolCall
 		}
 	case t == "response.image_generation_call.partial_image":

@@ -48,6 +48,8 @@ func TestClassifyChunks(t *testing.T) {
 		{"responses output_item.added", formatResponses, "", `{"type":"response.output_item.added","item":{"type":"message"}}`, kindLifecycle},
 		{"responses function_call item added", formatResponses, "", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"get_weather","arguments":""}}`, kindToolCall},
 		{"responses reasoning item added", formatResponses, "", `{"type":"response.output_item.added","item":{"type":"reasoning","summary":[]}}`, kindLifecycle},
+		{"responses mcp approval request added", formatResponses, "", `{"type":"response.output_item.added","output_index":2,"item":{"type":"mcp_approval_request","id":"mcpr_1","name":"create_short_url","arguments":"{\"url\":\"x\"}","server_label":"zip1"}}`, kindToolCall},
+		{"responses mcp tool list added", formatResponses, "", `{"type":"response.output_item.added","output_index":0,"item":{"type":"mcp_list_tools","server_label":"zip1","tools":[]}}`, kindLifecycle},
 		{"responses done", formatResponses, "", `[DONE]`, kindLifecycle},
 		{"responses content_part.added", formatResponses, "", `{"type":"response.content_part.added"}`, kindLifecycle},
 		{"responses output_text.delta", formatResponses, "", `{"type":"response.output_text.delta","delta":"Hi"}`, kindContent},

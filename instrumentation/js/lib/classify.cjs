@@ -125,9 +125,10 @@ function responses(f, data, event) {
   if (t === 'response.output_item.added') {
     // A tool call starts with its item, which names the tool (as a Chat
     // stream's first tool_calls delta does): function_call,
-    // custom_tool_call, mcp_call, …; a message or reasoning item starts empty.
+    // custom_tool_call, mcp_call, …, and mcp_approval_request, a call to an
+    // MCP tool the caller is to approve; a message or reasoning item starts empty.
     const it = isObj(o.item) ? str(o.item.type) : undefined;
-    if (it && it.includes('call') && !it.endsWith('_output')) return 'tool_call';
+    if (it && ((it.includes('call') && !it.endsWith('_output')) || it === 'mcp_approval_request')) return 'tool_call';
     return 'lifecycle';
   }
   if (t === 'response.image_generation_call.partial_image') return 'content'; // an image generated in parts

@@ -82,6 +82,8 @@ test('kinds per format', () => {
     ['responses', '', '{"type":"response.output_text.done"}', 'lifecycle'],
     ['responses', '', '{"type":"response.output_item.added","item":{"type":"function_call","name":"get_weather","arguments":""}}', 'tool_call'],
     ['responses', '', '{"type":"response.output_item.added","item":{"type":"message","content":[]}}', 'lifecycle'],
+    ['responses', '', '{"type":"response.output_item.added","output_index":2,"item":{"type":"mcp_approval_request","name":"create_short_url","arguments":"{\\"url\\":\\"x\\"}","server_label":"zip1"}}', 'tool_call'],
+    ['responses', '', '{"type":"response.output_item.added","output_index":0,"item":{"type":"mcp_list_tools","server_label":"zip1","tools":[]}}', 'lifecycle'],
     ['responses', '', '[DONE]', 'lifecycle'],
     ['responses', '', '{"type":"error","code":"c","message":"m"}', 'error'],
     ['responses', '', '{"type":"response.failed","response":{"status":"failed"}}', 'error'],
