@@ -72,10 +72,17 @@ function classifyRequest(method, url) {
   const i = p.lastIndexOf(':');
   if (i > 0) {
     const m = p.slice(i + 1);
-    if (m !== 'streamGenerateContent' && m !== 'generateContent') return undefined;
     const j = p.lastIndexOf('/models/', i);
-    return { format: 'gemini', operation: 'generate_content', provider: 'gcp.gemini',
-      model: j >= 0 ? decodeURIComponent(p.slice(j + 8, i)) : undefined, stream: m === 'streamGenerateContent' };
+    const model = j >= 0 ? decodeURIComponent(p.slice(j + 8, i)) : undefined;
+    if (m === 'streamGenerateContent' || m === 'generateContent') {
+      return { format: 'gemini', operation: 'generate_content', provider: 'gcp.gemini', model, stream: m === 'streamGenerateContent' };
+    }
+    // Claude on Vertex AI: the Anthropic Messages API, and its stream, under a
+    // Vertex publisher path (the Anthropic SDKs' Vertex clients); other
+    // publishers' raw predictions are no Messages API.
+    if ((m === 'streamRawPredict' || m === 'rawPredict') && p.slice(0, i).includes('/publishers/anthropic/models/')) {
+      return { format: 'anthropic', operation: 'chat', provider: 'gcp.vertex_ai', model, stream: m === 'streamRawPredict' };
+    }
   }
   return undefined;
 }

@@ -201,6 +201,11 @@ func TestClassifyRequest(t *testing.T) {
 		{"/v1beta/models/gemini-2.5-flash:generateContent", formatGemini, "gemini-2.5-flash", false},
 		{"/v1/embeddings", formatNone, "", false},
 		{"/v1/models", formatNone, "", false},
+		// Claude on Vertex AI: the Messages API under a publisher path.
+		{"/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict", formatAnthropic, "claude-sonnet-4-5@20250929", true},
+		{"/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:rawPredict", formatAnthropic, "claude-sonnet-4-5@20250929", false},
+		{"/v1/projects/p/locations/us-east5/publishers/mistralai/models/mistral-large:rawPredict", formatNone, "", false},
+		{"/v1/projects/p/locations/us-east5/endpoints/123:rawPredict", formatNone, "", false},
 	}
 	for _, c := range cases {
 		req := httpPost(c.path)

@@ -530,6 +530,34 @@ func TestFormatsEndToEnd(t *testing.T) {
 	}
 }
 
+// Claude on Vertex AI: the Anthropic SDKs' Vertex clients post the Messages
+// API to a publisher path, the model in the path, and read the same SSE.
+func TestClaudeOnVertex(t *testing.T) {
+	body := sse(
+		"message_start\x00"+`{"type":"message_start","message":{"model":"claude-sonnet-4-5@20250929","usage":{"input_tokens":3}}}`,
+		"ping\x00"+`{"type": "ping"}`,
+		"content_block_start\x00"+`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+		"content_block_delta\x00"+`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
+		"message_delta\x00"+`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`,
+		"message_stop\x00"+`{"type":"message_stop"}`)
+	r := run(t, call{path: "/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:streamRawPredict",
+		body: `{"anthropic_version":"vertex-2023-10-16","stream":true,"max_tokens":64,"messages":[]}`, steps: []step{{data: body}}})
+	if r.span == nil {
+		t.Fatal("no span")
+	}
+	if got := r.span.chunkKinds(); !slices.Equal(got, []string{"lifecycle", "keepalive", "lifecycle", "content"}) {
+		t.Errorf("events %v", got)
+	}
+	for k, want := range map[string]string{"gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": "claude-sonnet-4-5@20250929"} {
+		if got := r.span.attr(k).AsString(); got != want {
+			t.Errorf("%s %q, want %q", k, got, want)
+		}
+	}
+	if !r.span.attr("gen_ai.request.stream").AsBool() || r.span.attr(AttrStreamEnd).AsString() != endCompleted {
+		t.Errorf("stream %v end %v", r.span.attr("gen_ai.request.stream"), r.span.attr(AttrStreamEnd))
+	}
+}
+
 func TestNonStreamedResponse(t *testing.T) {
 	cases := []struct{ path, body, finish string }{
 		{"/chat/completions", `{"model":"gpt-4.1","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1}}`, "stop"},

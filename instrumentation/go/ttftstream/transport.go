@@ -85,12 +85,24 @@ func classifyRequest(req *http.Request) endpoint {
 		return endpoint{format: formatAnthropic, operation: "chat", provider: "anthropic"}
 	}
 	if i := strings.LastIndexByte(p, ':'); i > 0 {
-		method := p[i+1:]
-		if method != "streamGenerateContent" && method != "generateContent" {
+		var e endpoint
+		switch method := p[i+1:]; method {
+		case "streamGenerateContent", "generateContent":
+			e = endpoint{format: formatGemini, operation: "generate_content", provider: "gcp.gemini",
+				stream: method == "streamGenerateContent"}
+		case "streamRawPredict", "rawPredict":
+			// Claude on Vertex AI: the Anthropic Messages API, and its
+			// stream, under a Vertex publisher path (the Anthropic SDKs'
+			// Vertex clients); other publishers' raw predictions are no
+			// Messages API.
+			if !strings.Contains(p[:i], "/publishers/anthropic/models/") {
+				return endpoint{}
+			}
+			e = endpoint{format: formatAnthropic, operation: "chat", provider: "gcp.vertex_ai",
+				stream: method == "streamRawPredict"}
+		default:
 			return endpoint{}
 		}
-		e := endpoint{format: formatGemini, operation: "generate_content", provider: "gcp.gemini",
-			stream: method == "streamGenerateContent"}
 		if j := strings.LastIndex(p[:i], "/models/"); j >= 0 {
 			e.model = p[j+len("/models/") : i]
 		}

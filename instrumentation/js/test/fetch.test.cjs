@@ -243,7 +243,29 @@ test('other requests pass through untouched', async () => {
   assert.equal(await f('http://127.0.0.1:9/v1/embeddings', { method: 'POST', body: '{}' }), resp);
   assert.equal(await f('http://127.0.0.1:9/v1/chat/completions'), resp); // GET
   assert.equal(await f('http://127.0.0.1:9/v1/threads/thread_abc/messages', { method: 'POST', body: '{}' }), resp); // OpenAI Assistants
+  // Another Vertex publisher's raw prediction is no Messages API.
+  assert.equal(await f('http://127.0.0.1:9/v1/projects/p/locations/l/publishers/mistralai/models/m:rawPredict', { method: 'POST', body: '{}' }), resp);
   assert.equal(memory.getFinishedSpans().length, 0);
+});
+
+test('Claude on Vertex AI: the Messages API under a publisher path, the model in it', async () => {
+  const body = ['message_start', 'ping', 'content_block_start', 'content_block_delta', 'message_delta', 'message_stop'].map((e, i) => `event: ${e}\ndata: ${JSON.stringify([
+    { type: 'message_start', message: { model: 'claude-sonnet-4-5@20250929', usage: { input_tokens: 3 } } },
+    { type: 'ping' },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hi' } },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1 } },
+    { type: 'message_stop' },
+  ][i])}\n\n`).join('');
+  const r = await call(body, {
+    url: 'http://127.0.0.1:9/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5%4020250929:streamRawPredict',
+    reqBody: '{"anthropic_version":"vertex-2023-10-16","stream":true,"max_tokens":64,"messages":[]}',
+  });
+  assert.equal(r.text, body);
+  assert.deepEqual(kinds(r.span), ['lifecycle', 'keepalive', 'lifecycle', 'content']);
+  assert.equal(r.span.attributes['gen_ai.provider.name'], 'gcp.vertex_ai');
+  assert.equal(r.span.attributes['gen_ai.request.model'], 'claude-sonnet-4-5@20250929');
+  assert.equal(r.span.attributes['gen_ai.request.stream'], true);
 });
 
 test('the caller\'s GenAI span is used; nested wrappers record once', async () => {
