@@ -267,6 +267,12 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 		if p != "" {
 			if strings.EqualFold(p, "anthropic") || strings.HasPrefix(p, "anthropic.") {
 				e.anthropic = true
+			} else if strings.EqualFold(p, "gcp.vertex_ai") {
+				// Claude on Vertex AI answers with the Messages API's own
+				// usage (the stream instrumentation reads it as it comes).
+				if m := best(e.model[:]); len(m) >= 6 && strings.EqualFold(m[:6], "claude") {
+					e.anthropic = true
+				}
 			}
 			break
 		}

@@ -157,6 +157,26 @@ func TestAnthropicSDKIsContentExact(t *testing.T) {
 	assert.Equal(t, "anthropic", rec.Provider)
 }
 
+// Claude on Vertex AI answers with Anthropic's usage (input excludes the
+// cached input), as the stream instrumentation records it; Gemini on Vertex
+// does not.
+func TestClaudeOnVertexUsageIsAnthropics(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		want  int64
+	}{{"claude-sonnet-4-5@20250929", 16500}, {"gemini-2.5-pro", 1000}} {
+		rec := deriveOne(t, spanSpec{
+			scope: "github.com/otelcol-ttft/otelcol-ttft/instrumentation/go/ttftstream", name: "chat " + c.model, kind: ptrace.SpanKindClient, dur: time.Second,
+			attrs: map[string]any{
+				"gen_ai.operation.name": "chat", "gen_ai.provider.name": "gcp.vertex_ai", "gen_ai.request.model": c.model, "gen_ai.request.stream": true,
+				"gen_ai.usage.input_tokens": 1000, "gen_ai.usage.cache_read.input_tokens": 15000, "gen_ai.usage.cache_creation.input_tokens": 500,
+			},
+			events: []eventSpec{chunk(40*time.Millisecond, KindContent)},
+		})
+		assert.Equal(t, c.want, rec.PromptTokens, c.model)
+	}
+}
+
 func TestSemconvTimeToFirstChunkFromUnknownProducerIsFirstChunk(t *testing.T) {
 	// Official Python instrumentations, LiteLLM: any first chunk.
 	rec := deriveOne(t, spanSpec{

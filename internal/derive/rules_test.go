@@ -96,6 +96,22 @@ func TestLiteLLMCompletionStartAtEndIsNoTTFT(t *testing.T) {
 		},
 	})
 	assert.InDelta(t, 0.4, rec.TimeToFirstChunk, 1e-9)
+
+	// The same value through the Langfuse SDK's spans (LiteLLM's Langfuse
+	// callback): at the end it is no TTFT either; earlier it is kept.
+	for _, c := range []struct {
+		at   time.Duration
+		want bool
+	}{{1500 * time.Millisecond, false}, {400 * time.Millisecond, true}} {
+		rec = deriveOne(t, spanSpec{
+			scope: "langfuse-sdk", name: "litellm-acompletion", kind: ptrace.SpanKindClient, dur: 1500 * time.Millisecond, status: ptrace.StatusCodeOk,
+			attrs: map[string]any{
+				"gen_ai.request.model": "claude-sonnet-4", "gen_ai.system": "anthropic", "gen_ai.request.stream": true,
+				"langfuse.observation.completion_start_time": int64(ts(c.at)),
+			},
+		})
+		assert.Equal(t, c.want, rec.HasTimeToFirstChunk, "completion start at %v", c.at)
+	}
 }
 
 func TestFoldingNeverCrossesResources(t *testing.T) {
