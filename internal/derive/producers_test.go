@@ -725,3 +725,14 @@ func TestLogRecordsDoNotLeakIntoEachOther(t *testing.T) {
 	assert.False(t, recs[1].HasTimeToFirstChunk)
 	assert.Equal(t, record.OutcomeComplete, recs[1].Outcome)
 }
+
+// ns_or_ms (gen_ai.response.time_to_first_token from unknown producers):
+// nanoseconds; below 10 µs as nanoseconds, milliseconds; below 1, which is
+// neither of a TTFT, seconds.
+func TestNanosOrMillis(t *testing.T) {
+	for _, c := range []struct{ in, want float64 }{
+		{3e8, 0.3}, {1e4, 1e-5}, {300, 0.3}, {1, 0.001}, {0.5, 0.5}, {0, 0},
+	} {
+		assert.InDelta(t, c.want, unitNanosOrMillis.seconds(c.in), 1e-12, "%v", c.in)
+	}
+}

@@ -25,7 +25,9 @@ const (
 	unitMicros
 	// unitNanosOrMillis: nanoseconds, but a value too small to be
 	// nanoseconds of a network round trip (< 10 µs) was written in
-	// milliseconds by an older release.
+	// milliseconds by an older release, and one below 1, neither
+	// nanoseconds nor milliseconds of a TTFT, in seconds (the deprecated
+	// semconv key's unit).
 	unitNanosOrMillis
 )
 
@@ -53,7 +55,10 @@ func (u unit) seconds(v float64) float64 {
 	case unitNanos:
 		return v / 1e9
 	case unitNanosOrMillis:
-		if v > 0 && v < 1e4 {
+		switch {
+		case v > 0 && v < 1:
+			return v
+		case v > 0 && v < 1e4:
 			return v / 1e3
 		}
 		return v / 1e9
