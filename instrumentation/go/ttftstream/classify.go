@@ -235,7 +235,9 @@ func (f *facts) chatDelta(s *jscan) kind {
 	}
 	for s.more('}') {
 		switch string(s.key()) {
-		case "content", "refusal":
+		case "content":
+			up(chatDeltaContent(s))
+		case "refusal":
 			if s.nonEmpty() {
 				up(kindContent)
 			}
@@ -662,6 +664,49 @@ func (f *facts) geminiCandidate(s *jscan) kind {
 // audioCarries reads a Chat delta's audio object: content when it carries
 // data or a transcript. The last audio delta of a stream holds only its id
 // and expires_at.
+// chatDeltaContent reads a Chat delta's content: a string, or (Mistral) an array
+// of parts. A text part is content when its text is non-empty, a thinking
+// part (Magistral's reasoning) reasoning when its thinking is; any other
+// part with a non-empty string, array or object member is content.
+func chatDeltaContent(s *jscan) kind {
+	if s.peek() != '[' {
+		if s.nonEmpty() {
+			return kindContent
+		}
+		return kindLifecycle
+	}
+	s.enter('[')
+	k := kindLifecycle
+	for s.more(']') {
+		if !s.enter('{') {
+			if s.nonEmpty() {
+				k = max(k, kindContent)
+			}
+			continue
+		}
+		for s.more('}') {
+			switch string(s.key()) {
+			case "type":
+				s.skip()
+			case "thinking":
+				if s.nonEmpty() {
+					k = max(k, kindReasoning)
+				}
+			default: // text, image_url, …; not a flag or a number
+				switch s.peek() {
+				case '"', '[', '{':
+					if s.nonEmpty() {
+						k = max(k, kindContent)
+					}
+				default:
+					s.skip()
+				}
+			}
+		}
+	}
+	return k
+}
+
 // toolCallsCarry reads a Chat delta's tool_calls (an array of entries) or
 // its legacy function_call (one entry) and says whether some entry starts or
 // continues a tool call: a non-empty id, name or arguments, at the entry or

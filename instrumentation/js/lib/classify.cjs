@@ -13,6 +13,30 @@ const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v) => (typeof v === 'string' ? v : undefined);
 const count = (v) => (Number.isSafeInteger(v) && v >= 0 ? v : undefined);
 
+// A Chat delta's content: a string, or (Mistral) an array of parts. A text
+// part is content when its text is non-empty, a thinking part (Magistral's
+// reasoning) reasoning when its thinking is; any other part with a non-empty
+// string, array or object member is content.
+function chatContent(v) {
+  if (!Array.isArray(v)) return nonEmpty(v) ? 'content' : 'lifecycle';
+  let k = 'lifecycle';
+  for (const part of v) {
+    if (!isObj(part)) {
+      if (nonEmpty(part)) k = max(k, 'content');
+      continue;
+    }
+    for (const [key, val] of Object.entries(part)) {
+      if (key === 'type') continue;
+      if (key === 'thinking') {
+        if (nonEmpty(val)) k = max(k, 'reasoning');
+      } else if ((typeof val === 'string' || typeof val === 'object') && nonEmpty(val)) {
+        k = max(k, 'content');
+      }
+    }
+  }
+  return k;
+}
+
 // A Chat delta's tool_calls (entries) or legacy function_call (one entry)
 // starts or continues a tool call when some entry has a non-empty id, name or
 // arguments, at the entry or in its function; an entry with only its index
@@ -81,7 +105,8 @@ function chat(f, data) {
       if (!d) continue;
       // The last audio delta of a stream holds only its id and expires_at.
       const audio = isObj(d.audio) ? nonEmpty(d.audio.data) || nonEmpty(d.audio.transcript) : nonEmpty(d.audio);
-      if (nonEmpty(d.content) || nonEmpty(d.refusal) || audio) k = max(k, 'content');
+      if (nonEmpty(d.refusal) || audio) k = max(k, 'content');
+      k = max(k, chatContent(d.content));
       if (toolCallsCarry(d.tool_calls) || toolCallsCarry(d.function_call)) k = max(k, 'tool_call');
       if (nonEmpty(d.reasoning_content) || nonEmpty(d.reasoning)) k = max(k, 'reasoning');
       if (nonEmpty(d.role)) k = max(k, 'role');
