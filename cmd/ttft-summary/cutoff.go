@@ -84,7 +84,11 @@ func renderCutoffs(w io.Writer, cs []RouteCutoff, policy string) {
 		if c.OK {
 			ms = strconv.FormatInt(c.Millis(), 10)
 			r := c.From
-			from = fmt.Sprintf("%s/%s %s p99 %s over %s requests", orDash(r.Provider), orDash(r.Model), clockName(r.MeasuredAt),
+			target := orDash(r.Provider) + "/" + orDash(r.Model)
+			if r.Dims != "" {
+				target += " (" + r.Dims + ")"
+			}
+			from = fmt.Sprintf("%s %s p99 %s over %s requests", target, clockName(r.MeasuredAt),
 				quantileCell(r.Clock, "0.99"), samples(r.Clock))
 		}
 		table = append(table, []string{c.Route, ms, from})

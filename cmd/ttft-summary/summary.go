@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,6 +44,45 @@ type Target struct {
 	// ttft_resolution): its own row, never merged with the exact window of
 	// the same target and band, nor with another source's.
 	Observer, Resolution string
+	// Dims holds the values of the connector's other dimensions (say
+	// service.name, served as service_name), "name=value" joined by
+	// commas in name order: series that differ in one are different
+	// targets, whose quantiles and recommendations do not merge.
+	Dims string
+}
+
+// notDims are the labels a series of the connector carries besides its
+// dimensions: the known target fields, what a metric splits a target by,
+// and the scope and instance every series of one endpoint shares.
+var notDims = map[string]bool{
+	labelProvider: true, labelModel: true, labelRoute: true, labelBand: true,
+	labelFailedOver: true, labelObserver: true, labelResolution: true,
+	labelMeasuredAt: true, labelPolicy: true, labelOutcome: true, labelQuantile: true,
+	labelCensored: true, labelBound: true, "ttft_first_content_seen": true,
+	"otel_scope_name": true, "otel_scope_version": true, "otel_scope_schema_url": true,
+	"collector_instance_id": true, "job": true, "instance": true,
+}
+
+// dims renders the labels of l that are other dimensions (Target.Dims).
+func dims(l map[string]string) string {
+	var names []string
+	for k := range l {
+		if !notDims[k] && !strings.HasPrefix(k, "otel_scope_") {
+			names = append(names, k)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + l[k])
+	}
+	return b.String()
 }
 
 // Clock holds what the collector reported for one target and band, measured
@@ -135,7 +175,7 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 	policies := map[string]bool{}
 
 	row := func(l map[string]string) *Row {
-		t := Target{Route: l[labelRoute], Model: l[labelModel], Provider: l[labelProvider], Band: l[labelBand], FailedOver: l[labelFailedOver] == "true"}
+		t := Target{Route: l[labelRoute], Model: l[labelModel], Provider: l[labelProvider], Band: l[labelBand], FailedOver: l[labelFailedOver] == "true", Dims: dims(l)}
 		if res := l[labelResolution]; res != "" {
 			t.Observer, t.Resolution = l[labelObserver], res
 		}
@@ -256,6 +296,9 @@ func Summarize(fams map[string]*dto.MetricFamily) *Summary {
 		if a.Observer != b.Observer {
 			return a.Observer < b.Observer
 		}
+		if a.Dims != b.Dims {
+			return a.Dims < b.Dims
+		}
 		return !a.FailedOver && b.FailedOver
 	})
 	for p := range policies {
@@ -364,7 +407,17 @@ func (s *Summary) Filter(minRequests float64) int {
 // render prints the summary as an aligned table. Each policy column reads
 // "timeout (cut ratio)"; "-" means the window does not hold enough samples.
 func render(w io.Writer, s *Summary) {
+	withDims := false
+	for _, r := range s.Rows {
+		withDims = withDims || r.Dims != ""
+	}
 	head := []string{"ROUTE", "MODEL", "PROVIDER", "BAND", "CLOCK", "REQUESTS", "FAILED", "WINDOW", "P50", "P99", "P99.9"}
+	textCols := 5
+	if withDims {
+		// Other dimensions of the connector: one row per value.
+		head = slices.Insert(head, 3, "DIMS")
+		textCols++
+	}
 	for _, p := range s.Policies {
 		head = append(head, strings.ToUpper(p))
 	}
@@ -389,6 +442,9 @@ func render(w io.Writer, s *Summary) {
 			samples(c),
 			quantileCell(c, "0.5"), quantileCell(c, "0.99"), quantileCell(c, "0.999"),
 		}
+		if withDims {
+			cells = slices.Insert(cells, 3, cellText(orDash(r.Dims)))
+		}
 		for _, p := range s.Policies {
 			cell := "-"
 			if v, ok := c.Recommended[p]; ok {
@@ -410,7 +466,7 @@ func render(w io.Writer, s *Summary) {
 		cells = append(cells, margin)
 		table = append(table, cells)
 	}
-	writeTable(w, table, 5)
+	writeTable(w, table, textCols)
 	for _, r := range s.Rows {
 		if r.MeasuredAt == "first_chunk" {
 			fmt.Fprintln(w, "chunk*: the source only knows its first chunk of any kind, a lower bound on first-content TTFT")

@@ -217,6 +217,49 @@ ttft_timeout_recommended_seconds{` + l + `,ttft_policy="gateway_cutoff",ttft_obs
 	}
 }
 
+// A dimension beyond the target (service.name in config/examples/apps-otlp.yaml,
+// served as service_name) splits rows: two services on one route keep
+// their own quantiles and cutoffs, and the route's cutoff fits the slower.
+// Merged, the row showed the slow p99 beside the fast cutoff, and the route
+// got 1300 ms.
+func TestOtherDimensionsAreRowsOfTheirOwn(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# TYPE ttft_requests_total counter\n# TYPE ttft_quantile_seconds gauge\n# TYPE ttft_timeout_recommended_seconds gauge\n")
+	for _, svc := range []struct {
+		name        string
+		p99, cutoff float64
+	}{{"fast", 1, 1.3}, {"slow", 9, 12}} {
+		l := `gen_ai_provider_name="openai",gen_ai_request_model="gpt-4.1",ttft_route="chat",ttft_prompt_band="<2k",service_name="` + svc.name + `",collector_instance_id="c1",otel_scope_name="x"`
+		b.WriteString(`ttft_requests_total{` + l + `,ttft_outcome="complete",ttft_first_content_seen="true"} 500` + "\n")
+		b.WriteString(`ttft_quantile_seconds{` + l + `,ttft_measured_at="first_content",quantile="0.99"} ` + strconv.FormatFloat(svc.p99, 'g', -1, 64) + "\n")
+		b.WriteString(`ttft_timeout_recommended_seconds{` + l + `,ttft_measured_at="first_content",ttft_policy="gateway_cutoff"} ` + strconv.FormatFloat(svc.cutoff, 'g', -1, 64) + "\n")
+	}
+	s, err := Parse(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rows) != 2 {
+		t.Fatalf("%d rows, want 2: %+v", len(s.Rows), s.Rows)
+	}
+	for i, want := range []struct {
+		dims        string
+		p99, cutoff float64
+	}{{"service_name=fast", 1, 1.3}, {"service_name=slow", 9, 12}} {
+		r := s.Rows[i]
+		if r.Dims != want.dims || r.Requests != 500 || r.Clock.Quantiles["0.99"] != want.p99 || r.Clock.Recommended["gateway_cutoff"] != want.cutoff {
+			t.Errorf("row %d: %q %v requests, p99 %v, cutoff %v; want %+v", i, r.Dims, r.Requests, r.Clock.Quantiles["0.99"], r.Clock.Recommended["gateway_cutoff"], want)
+		}
+	}
+	if cs := Cutoffs(s, "gateway_cutoff"); len(cs) != 1 || cs[0].Millis() != 12000 {
+		t.Errorf("cutoffs %+v, want chat at 12000 ms", cs)
+	}
+	var out bytes.Buffer
+	render(&out, s)
+	if !strings.Contains(out.String(), "DIMS") || !strings.Contains(out.String(), "service_name=slow") {
+		t.Errorf("the table names the dimension:\n%s", out.String())
+	}
+}
+
 // Hiding small rows from the table does not change the cutoff a route
 // needs; a recommendation that is not a time in whole milliseconds within
 // a day sets none.
