@@ -148,6 +148,23 @@ func TestRowUnitsAndTimes(t *testing.T) {
 	}
 }
 
+// The placeholders exports write for a missing number are no value: the
+// row keeps its outcome and duration, with no TTFT (a first-token timeout
+// row still counts, censored at its duration).
+func TestRowMissingNumberPlaceholders(t *testing.T) {
+	d := testDeriver(t)
+	f := testRowFormat(t, GatewayFormatConfig{MeasuredAt: record.MeasuredAtFirstContent})
+	for _, v := range []string{"", "-", "NaN", "nan", "None", "N/A", "null", `\N`} {
+		var out GatewayRecord
+		require.Empty(t, d.FromGatewayRow(f, &GatewayRow{TTFT: v, TTFTName: "ttft_ms", Duration: "30000", Outcome: record.OutcomeTimeoutFirstToken, PromptTokens: v}, &out), "%q", v)
+		_, has := out.Record.TTFT()
+		assert.False(t, has, "%q", v)
+		assert.Equal(t, record.OutcomeTimeoutFirstToken, out.Record.Outcome, "%q", v)
+		assert.InDelta(t, 30.0, out.Record.Duration, 1e-9, "%q", v)
+		assert.False(t, out.Record.HasPromptTokens, "%q", v)
+	}
+}
+
 func TestRowBadValuesSayWhy(t *testing.T) {
 	d := testDeriver(t)
 	f := testRowFormat(t, GatewayFormatConfig{})
@@ -156,7 +173,7 @@ func TestRowBadValuesSayWhy(t *testing.T) {
 		reason string
 	}{
 		"text ttft":          {GatewayRow{TTFT: "fast"}, GatewayBadTTFT},
-		"NaN ttft":           {GatewayRow{TTFT: "NaN"}, GatewayBadTTFT},
+		"infinite ttft":      {GatewayRow{TTFT: "+Inf"}, GatewayBadTTFT},
 		"object ttft":        {GatewayRow{TTFT: map[string]any{"a": 1.0}}, GatewayBadTTFT},
 		"negative ttft":      {GatewayRow{TTFT: -3.0}, GatewayNegative},
 		"absurd ttft":        {GatewayRow{TTFT: 9e6}, GatewayAbsurdTTFT},

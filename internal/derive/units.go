@@ -70,12 +70,14 @@ func (u unit) seconds(v float64) float64 {
 // number is longer, and a huge string is not scanned per value.
 const maxNumberText = 64
 
-// numberText reads a number written as text. Empty text, "null" and SQL's
-// \N are no value (present false); other text that is not a number is
-// refused (ok false).
+// numberText reads a number written as text. Empty text, "null", SQL's \N
+// and the placeholders exports write for a missing number ("-", "NaN",
+// "None", "N/A": pandas, Python's str of None, spreadsheets) are no value
+// (present false), so the row keeps its outcome and duration; other text
+// that is not a number is refused (ok false).
 func numberText(s string) (f float64, present, ok bool) {
 	s = strings.TrimSpace(s)
-	if s == "" || (len(s) == 4 && strings.EqualFold(s, "null")) || s == `\N` {
+	if noNumber(s) {
 		return 0, false, true
 	}
 	if len(s) > maxNumberText {
@@ -86,6 +88,23 @@ func numberText(s string) (f float64, present, ok bool) {
 		return 0, true, false
 	}
 	return f, true, true
+}
+
+// noNumber reports whether s is how an export writes a missing number.
+func noNumber(s string) bool {
+	switch len(s) {
+	case 0:
+		return true
+	case 1:
+		return s == "-"
+	case 2:
+		return s == `\N`
+	case 3:
+		return strings.EqualFold(s, "nan") || strings.EqualFold(s, "n/a")
+	case 4:
+		return strings.EqualFold(s, "null") || strings.EqualFold(s, "none")
+	}
+	return false
 }
 
 // number reads a numeric attribute. Numeric strings are accepted (some
