@@ -85,7 +85,7 @@ func (m *mapper) mapView(v *rowView, out *derive.GatewayRecord) (reason string) 
 		in.Outcome = o
 	}
 	if in.Outcome == record.OutcomeError {
-		in.ErrorText = v.str(&s.errorType)
+		in.ErrorText = v.texts(&s.errorType)
 	}
 	in.TTFT, in.TTFTName, _ = v.get(&s.ttft)
 	if in.FirstToken, _, _ = v.get(&s.firstToken); in.FirstToken != nil {
@@ -149,6 +149,41 @@ func (v *rowView) str(f *field) string {
 		return ""
 	}
 	return strings.TrimSpace(scalarString(val))
+}
+
+// texts is the text of every candidate of f the row has, trimmed and
+// joined by "; ": of the error fields (class, code, message) only one may
+// name a timeout (LiteLLM: APIConnectionError, 500, "Request timed out").
+func (v *rowView) texts(f *field) string {
+	var b strings.Builder
+	add := func(val any) {
+		if t := strings.TrimSpace(scalarString(val)); t != "" {
+			if b.Len() > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(t)
+		}
+	}
+	if v.cols != nil {
+		for i, c := range v.cols.fields[f.id] {
+			switch {
+			case c.exact >= 0:
+				add(v.fields[c.exact])
+			case c.head >= 0:
+				if val, ok := walk(v.fields[c.head], f.paths[i][1:]); ok {
+					add(val)
+				}
+			}
+		}
+		return b.String()
+	}
+	for i := range f.names {
+		one := field{names: f.names[i : i+1], paths: f.paths[i : i+1]}
+		if val, _, ok := one.get(v.row); ok {
+			add(val)
+		}
+	}
+	return b.String()
 }
 
 func scalarString(v any) string {

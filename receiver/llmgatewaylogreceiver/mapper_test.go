@@ -236,6 +236,26 @@ func TestLiteLLMFailedCallStampedAtEndHasNoFirstChunk(t *testing.T) {
 	assert.False(t, has)
 }
 
+// A timeout named only in the message (the class and code say a connection
+// error) is still a timeout: every error field is read, not the first.
+func TestLiteLLMTimeoutInTheMessageOnly(t *testing.T) {
+	m := testMapper(t, FormatLiteLLM, MappingConfig{})
+	out, reason := m.mapRow(litellmRow(map[string]any{
+		"status": "failure", "completionStartTime": nil,
+		"error_information": map[string]any{"error_class": "APIConnectionError", "error_code": "500"},
+		"error_str":         "litellm.Timeout: Request timed out",
+	}))
+	require.Empty(t, reason)
+	assert.Equal(t, record.OutcomeTimeoutFirstToken, out.rec.Outcome)
+	out, reason = m.mapRow(litellmRow(map[string]any{
+		"status": "failure", "completionStartTime": nil,
+		"error_information": map[string]any{"error_class": "RateLimitError", "error_code": "429"},
+		"error_str":         "rate limited",
+	}))
+	require.Empty(t, reason)
+	assert.Equal(t, record.OutcomeError, out.rec.Outcome)
+}
+
 // LiteLLM falls back to endTime for completionStartTime on some streamed
 // endpoints (/v1/messages, /v1/responses): that is no first chunk.
 func TestLiteLLMStreamedCallStampedAtEndHasNoTTFT(t *testing.T) {
