@@ -47,6 +47,9 @@ type GatewayRow struct {
 	Outcome string
 	// ErrorText is the row's error class, code or message.
 	ErrorText string
+	// ContentSeen: the row says content went out before it ended (a
+	// non-empty answer in an error row); a timeout after it is an idle one.
+	ContentSeen bool
 
 	// ID is the row's request id; ParentID links a fallback attempt's row
 	// to the row of the request it serves (Bifrost's parent_request_id).
@@ -335,9 +338,10 @@ func (d *Deriver) FromGatewayRow(f *GatewayFormat, in *GatewayRow, out *GatewayR
 		return reason
 	}
 
-	// Content was seen only where a first-content clock stopped: a first
-	// chunk may have been role-only, as on spans (contentSeen).
-	if o, ok := timeoutOutcome(kind, hasTTFT && firstContent); ok {
+	// Content was seen where a first-content clock stopped, or where the
+	// row kept a non-empty answer; a first chunk may have been role-only,
+	// as on spans (contentSeen).
+	if o, ok := timeoutOutcome(kind, (hasTTFT && firstContent) || in.ContentSeen); ok {
 		outcome = o
 	}
 	// A first-content export that says no first token came cannot also have one.

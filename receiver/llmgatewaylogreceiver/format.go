@@ -36,11 +36,14 @@ type preset struct {
 	attempts, retries        []string
 	fallbackIndex, trail     []string
 	stream, errorType        []string
-	id, parent               []string
-	status                   []string
-	statusValues             map[string][]string
-	measuredAt               string
-	csv                      bool
+	// output: where a row keeps what the request answered (Bifrost's
+	// output_message): a non-empty one says content went out.
+	output       []string
+	id, parent   []string
+	status       []string
+	statusValues map[string][]string
+	measuredAt   string
+	csv          bool
 }
 
 // The status words below are the ones each source writes; lower-cased on read.
@@ -93,11 +96,16 @@ var presets = map[string]preset{
 		trail:         []string{"attempt_trail"},
 		stream:        []string{"stream"},
 		errorType:     []string{"error_details.error.type", "error_details.type", "error_details.error.message"},
-		id:            []string{"id"},
-		parent:        []string{"parent_request_id"},
-		status:        []string{"status"},
-		statusValues:  commonStatusValues,
-		measuredAt:    record.MeasuredAtFirstChunk,
+		// The detail log's output_message holds the answer streamed so
+		// far: a mid-stream error keeps its "Partial" content, a stall its
+		// role only (testdata/fixtures/bifrost-gateway). The SQLite store
+		// has none.
+		output:       []string{"output_message.content", "output_message.tool_calls"},
+		id:           []string{"id"},
+		parent:       []string{"parent_request_id"},
+		status:       []string{"status"},
+		statusValues: commonStatusValues,
+		measuredAt:   record.MeasuredAtFirstChunk,
 	},
 	// LiteLLM StandardLoggingPayload, one JSON object per line (e.g. written
 	// by a custom callback): startTime/completionStartTime/endTime are unix
@@ -199,6 +207,7 @@ type spec struct {
 	prompt, cached, completion              field
 	attempts, retries, fallbackIndex, trail field
 	stream, errorType, status               field
+	output                                  field
 	id, parent                              field
 	statuses                                map[string]string
 	rows                                    *derive.GatewayFormat
@@ -210,7 +219,7 @@ func (s *spec) fields() []*field {
 		&s.ttft, &s.start, &s.firstToken, &s.end, &s.duration,
 		&s.model, &s.provider, &s.route, &s.prompt, &s.cached, &s.completion,
 		&s.attempts, &s.retries, &s.fallbackIndex, &s.trail,
-		&s.stream, &s.errorType, &s.status, &s.id, &s.parent,
+		&s.stream, &s.errorType, &s.status, &s.output, &s.id, &s.parent,
 	}
 }
 
@@ -238,7 +247,7 @@ func newSpec(format string, m MappingConfig) (*spec, error) {
 		fallbackIndex: pick(m.FallbackIndex, p.fallbackIndex), trail: pick(m.AttemptTrail, p.trail),
 		stream: pick(m.Stream, p.stream), errorType: pick(m.ErrorType, p.errorType),
 		id: pick(m.RequestID, p.id), parent: pick(m.ParentRequestID, p.parent),
-		status: pick(m.Status, p.status),
+		status: pick(m.Status, p.status), output: newField(p.output...),
 	}
 	for i, f := range s.fields() {
 		f.id = i

@@ -86,6 +86,7 @@ func (m *mapper) mapView(v *rowView, out *derive.GatewayRecord) (reason string) 
 	}
 	if in.Outcome == record.OutcomeError {
 		in.ErrorText = v.texts(&s.errorType)
+		in.ContentSeen = v.carries(&s.output)
 	}
 	in.TTFT, in.TTFTName, _ = v.get(&s.ttft)
 	if in.FirstToken, _, _ = v.get(&s.firstToken); in.FirstToken != nil {
@@ -184,6 +185,47 @@ func (v *rowView) texts(f *field) string {
 		}
 	}
 	return b.String()
+}
+
+// carries reports whether some candidate of f the row has is a non-empty
+// string, array or object.
+func (v *rowView) carries(f *field) bool {
+	if !f.set() {
+		return false
+	}
+	for i := range f.names {
+		one := field{id: f.id, names: f.names[i : i+1], paths: f.paths[i : i+1]}
+		var val any
+		var ok bool
+		if v.cols == nil {
+			val, _, ok = one.get(v.row)
+		} else if cs := v.cols.fields[f.id]; i < len(cs) {
+			switch c := cs[i]; {
+			case c.exact >= 0:
+				val, ok = v.fields[c.exact], true
+			case c.head >= 0:
+				val, ok = walk(v.fields[c.head], f.paths[i][1:])
+			}
+		}
+		if !ok {
+			continue
+		}
+		switch t := val.(type) {
+		case string:
+			if strings.TrimSpace(t) != "" {
+				return true
+			}
+		case []any:
+			if len(t) > 0 {
+				return true
+			}
+		case map[string]any:
+			if len(t) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func scalarString(v any) string {

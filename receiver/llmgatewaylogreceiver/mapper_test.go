@@ -181,6 +181,41 @@ func TestBifrostTimeoutErrorIsATimeout(t *testing.T) {
 	assert.Equal(t, record.OutcomeTimeoutFirstToken, out.rec.Outcome)
 }
 
+// Bifrost's idle timeout cuts a stream 5 s after its last chunk, before or
+// after content. The detail log's output_message tells them apart: a stall
+// keeps the role only (first-token timeout), a stream cut after content
+// keeps that content (idle timeout). The fixture's stall rows are the
+// first kind.
+func TestBifrostIdleTimeoutAfterContentIsIdle(t *testing.T) {
+	m := testMapper(t, FormatBifrost, MappingConfig{})
+	idle := map[string]any{"error": map[string]any{
+		"error":   "stream idle timeout: no data received within configured window",
+		"message": "Error reading stream: stream idle timeout: no data received within configured window",
+	}}
+	for _, c := range []struct {
+		name   string
+		output any
+		want   string
+	}{
+		{"role only", map[string]any{"role": "assistant"}, record.OutcomeTimeoutFirstToken},
+		{"no output kept", nil, record.OutcomeTimeoutFirstToken},
+		{"empty content", map[string]any{"role": "assistant", "content": " "}, record.OutcomeTimeoutFirstToken},
+		{"content", map[string]any{"role": "assistant", "content": "Partial answer"}, record.OutcomeTimeoutIdle},
+		{"a tool call", map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"id": "call_1"}}}, record.OutcomeTimeoutIdle},
+	} {
+		row := map[string]any{
+			"timestamp": "2026-11-30T00:00:03Z", "status": "error", "stream": true, "latency": 9040.0,
+			"error_details": idle,
+		}
+		if c.output != nil {
+			row["output_message"] = c.output
+		}
+		out, reason := m.mapRow(row)
+		require.Empty(t, reason, c.name)
+		assert.Equal(t, c.want, out.rec.Outcome, c.name)
+	}
+}
+
 func litellmRow(over map[string]any) map[string]any {
 	row := map[string]any{
 		"status": "success", "stream": true, "custom_llm_provider": "openai", "model": "gpt-4.1-mini",
