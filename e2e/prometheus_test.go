@@ -29,10 +29,12 @@ import (
 // The labels every fleet-wide expression groups by: a target and its prompt band.
 const targetBand = "gen_ai_provider_name, gen_ai_request_model, ttft_route, ttft_prompt_band"
 
-// TestPrometheusNativeHistograms runs the distribution against a real
-// Prometheus (Debian's 2.42) fed twice: by scraping the prometheus exporter
-// (protobuf, negotiated by Prometheus) and by the prometheus_remote_write
-// exporter. The two paths are told apart by a ttft_path label. It proves that
+// TestPrometheusNativeHistograms runs the distribution against real
+// Prometheus (Debian's 2.42), fed both ways: one scrapes the prometheus
+// exporter (protobuf, negotiated by Prometheus) and evaluates the rules, a
+// second receives the prometheus_remote_write exporter's series (one path
+// per Prometheus, as the README says: the rules count each request once).
+// A ttft_path label names the path. It proves that
 // the exponential histograms arrive as native histograms both ways, that
 // every PromQL expression shipped in the dashboard and the rules returns data,
 // and that histogram_quantile over the native histogram agrees with the
@@ -90,9 +92,24 @@ scrape_configs:
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", promPort),
 		"--enable-feature=native-histograms",
-		"--web.enable-remote-write-receiver",
 	)
 	waitFor(t, promProc, 30*time.Second, "prometheus ready", httpOK(prom+"/-/ready"))
+	// Remote write goes to a Prometheus of its own, as the README says (one
+	// path per collector): the rules above then see every series once, and
+	// their volume gates count each request once.
+	rwPort := freePort(t)
+	promRW := fmt.Sprintf("http://127.0.0.1:%d", rwPort)
+	rwConfig := filepath.Join(dir, "prometheus-rw.yml")
+	writeFile(t, rwConfig, "global:\n  evaluation_interval: 1s\n")
+	rwProc := startProcess(t, "prometheus-rw", dir, promBin,
+		"--config.file="+rwConfig,
+		"--storage.tsdb.path="+filepath.Join(dir, "tsdb-rw"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", rwPort),
+		"--enable-feature=native-histograms",
+		"--web.enable-remote-write-receiver",
+	)
+	waitFor(t, rwProc, 30*time.Second, "prometheus (remote write) ready", httpOK(promRW+"/-/ready"))
+	promOf := map[string]string{"scrape": prom, "remote_write": promRW}
 
 	collector := startCollector(t, fmt.Sprintf(`
 extensions:
@@ -135,7 +152,7 @@ service:
     metrics:
       receivers: [genai_ttft]
       exporters: [prometheus, prometheus_remote_write]
-`, healthPort, otlpPort, export, metricsPort, prom))
+`, healthPort, otlpPort, export, metricsPort, promRW))
 	waitFor(t, collector, 30*time.Second, "collector health check", collectorReady(collector, fmt.Sprintf("http://127.0.0.1:%d/", healthPort)))
 
 	// Instrumented-app spans with ttft.chunk events: the only source here of
@@ -146,14 +163,14 @@ service:
 	sendSpans(t, otlpURL, rng, firstSpans)
 	want := float64(firstRows + firstSpans)
 	for _, path := range []string{"scrape", "remote_write"} {
-		waitFor(t, collector, 60*time.Second, "first requests counted via "+path, requestsEqual(prom, path, want))
+		waitFor(t, collector, 60*time.Second, "first requests counted via "+path, requestsEqual(promOf[path], path, want))
 	}
 
 	appendBytes(t, export, sample[cut:])
 	sendSpans(t, otlpURL, rng, spans-firstSpans)
 	want = float64(sampleRows + spans)
 	for _, path := range []string{"scrape", "remote_write"} {
-		waitFor(t, collector, 60*time.Second, "every request counted via "+path, requestsEqual(prom, path, want))
+		waitFor(t, collector, 60*time.Second, "every request counted via "+path, requestsEqual(promOf[path], path, want))
 	}
 	t.Logf("%s: sample (%d rows) and %d spans in Prometheus via both paths", time.Since(started).Round(time.Second), sampleRows, spans)
 
@@ -163,14 +180,14 @@ service:
 	sendSpans(t, otlpURL, rng, moreSpans)
 	want += moreRows + moreSpans
 	for _, path := range []string{"scrape", "remote_write"} {
-		waitFor(t, collector, 60*time.Second, "appended requests counted via "+path, requestsEqual(prom, path, want))
+		waitFor(t, collector, 60*time.Second, "appended requests counted via "+path, requestsEqual(promOf[path], path, want))
 	}
 	t.Logf("%s: appended %d rows and %d spans", time.Since(started).Round(time.Second), moreRows, moreSpans)
 
 	t.Run("native histograms via both paths", func(t *testing.T) {
 		for _, path := range []string{"scrape", "remote_write"} {
 			for _, metric := range []string{"ttft_time_to_first_token_seconds", "ttft_time_to_first_chunk_seconds", "ttft_max_chunk_gap_seconds", "ttft_duration_seconds"} {
-				res, err := promQuery(prom, fmt.Sprintf(`%s{ttft_path=%q}`, metric, path))
+				res, err := promQuery(promOf[path], fmt.Sprintf(`%s{ttft_path=%q}`, metric, path))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,14 +203,14 @@ service:
 				}
 			}
 			// No classic bucket series: Prometheus stored the native form only.
-			if res, _ := promQuery(prom, fmt.Sprintf(`ttft_time_to_first_token_seconds_bucket{ttft_path=%q}`, path)); len(res) > 0 {
+			if res, _ := promQuery(promOf[path], fmt.Sprintf(`ttft_time_to_first_token_seconds_bucket{ttft_path=%q}`, path)); len(res) > 0 {
 				t.Errorf("via %s: %d classic _bucket series exist beside the native histogram", path, len(res))
 			}
 		}
 		// Both paths carry the same counts.
 		counts := map[string]float64{}
 		for _, path := range []string{"scrape", "remote_write"} {
-			res, err := promQuery(prom, fmt.Sprintf(`sum(histogram_count(ttft_time_to_first_token_seconds{ttft_path=%q}))`, path))
+			res, err := promQuery(promOf[path], fmt.Sprintf(`sum(histogram_count(ttft_time_to_first_token_seconds{ttft_path=%q}))`, path))
 			if err != nil || len(res) != 1 {
 				t.Fatalf("histogram_count via %s: %v %v", path, res, err)
 			}
@@ -236,7 +253,7 @@ service:
 
 	t.Run("histogram_quantile agrees with the ttft.quantile gauge", func(t *testing.T) {
 		for _, path := range []string{"scrape", "remote_write"} {
-			compareQuantiles(t, prom, path)
+			compareQuantiles(t, promOf[path], path)
 		}
 	})
 	t.Run("ttft-summary reads the live endpoint", func(t *testing.T) {
