@@ -740,18 +740,7 @@ func toolCallCarries(s *jscan) bool {
 		case "id", "name", "arguments":
 			carries = s.nonEmpty() || carries
 		case "function":
-			if !s.enter('{') {
-				carries = s.nonEmpty() || carries
-				continue
-			}
-			for s.more('}') {
-				switch string(s.key()) {
-				case "name", "arguments":
-					carries = s.nonEmpty() || carries
-				default:
-					s.skip()
-				}
-			}
+			carries = membersCarry(s, "name", "arguments") || carries
 		default:
 			s.skip()
 		}
@@ -759,17 +748,25 @@ func toolCallCarries(s *jscan) bool {
 	return carries
 }
 
-func audioCarries(s *jscan) bool {
-	if s.peek() != '{' {
+// audioCarries reads a Chat delta's audio: the last delta of a stream holds
+// only its id and expires_at.
+func audioCarries(s *jscan) bool { return membersCarry(s, "data", "transcript") }
+
+// membersCarry steps over an object and says whether one of the named
+// members is non-empty; a value that is no object counts when non-empty.
+func membersCarry(s *jscan, names ...string) bool {
+	if !s.enter('{') {
 		return s.nonEmpty()
 	}
-	s.enter('{')
 	carries := false
 	for s.more('}') {
-		switch string(s.key()) {
-		case "data", "transcript":
+		k, named := s.key(), false
+		for _, n := range names {
+			named = named || string(k) == n
+		}
+		if named {
 			carries = s.nonEmpty() || carries
-		default:
+		} else {
 			s.skip()
 		}
 	}
