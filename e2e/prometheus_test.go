@@ -133,7 +133,8 @@ exporters:
   prometheus:
     endpoint: 127.0.0.1:%[4]d
   prometheus_remote_write:
-    endpoint: %[5]s/api/v1/write
+    http:
+      endpoint: %[5]s/api/v1/write
     external_labels:
       ttft_path: remote_write
 service:
