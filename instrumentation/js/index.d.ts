@@ -5,11 +5,11 @@ export interface InstrumentFetchOptions {
   fetch?: typeof globalThis.fetch;
   /** Provider of the spans started here (default: the global one). */
   tracerProvider?: TracerProvider;
-  /** Overrides gen_ai.provider.name (default from the endpoint: openai, anthropic, gcp.gemini). */
+  /** Overrides gen_ai.provider.name (default from the endpoint: openai, anthropic, gcp.gemini, gcp.vertex_ai for Claude on Vertex AI). */
   provider?: string;
   /** Added to every span started here, e.g. { 'ttft.route': 'support-chat' }. */
   attributes?: Attributes;
-  /** ttft.chunk events recorded before the first content chunk, besides the first chunk (default 100). */
+  /** ttft.chunk events recorded before the first content chunk, the first chunk among them (default 100). */
   eventsBeforeContent?: number;
   /** ttft.chunk events recorded after the first content chunk (default 0; negative: every chunk). */
   eventsAfterContent?: number;
@@ -47,7 +47,7 @@ export const ATTR: {
 };
 export const DEFAULT_EVENTS_BEFORE_CONTENT: number;
 export const DEFAULT_EVENTS_AFTER_CONTENT: number;
-/** The most ttft.chunk events one call records, whatever the options say (the SDKs keep 128 a span, dropping the oldest); with OTEL_SPAN_EVENT_COUNT_LIMIT set below 128 when the fetch is wrapped, 8 fewer than that limit, at least 2. */
+/** The most ttft.chunk events one call records, whatever the options say (the SDKs keep 128 a span, dropping the oldest). The constant stays 120: with OTEL_SPAN_EVENT_COUNT_LIMIT set below 128 when the fetch is wrapped, the bound a call applies is 8 fewer than that limit, at least 2 (the first chunk and the first content; a first error event comes on top). */
 export const MAX_CHUNK_EVENTS: number;
 export const SCOPE: string;
 export const VERSION: string;

@@ -17,7 +17,7 @@ const ScopeName = "github.com/otelcol-ttft/otelcol-ttft/instrumentation/go/ttfts
 // Version of this instrumentation, reported as the scope version.
 const Version = "0.1.0"
 
-// Default event bounds (see the package doc).
+// Default event bounds (the README's "What it records").
 const (
 	DefaultEventsBeforeContent = 100
 	DefaultEventsAfterContent  = 0
@@ -29,14 +29,16 @@ const (
 )
 
 // EventCountLimitEnv is the OpenTelemetry SDKs' setting of how many events
-// a span keeps (default 128). Set lower, it lowers MaxChunkEvents with it.
+// a span keeps (default 128). Set lower, it lowers the bound a call applies
+// (MaxChunkEvents itself stays 120).
 const EventCountLimitEnv = "OTEL_SPAN_EVENT_COUNT_LIMIT"
 
 // chunkEventBound is the most ttft.chunk events a call records under the
 // SDK's event limit env (EventCountLimitEnv's value): MaxChunkEvents, or,
 // where the SDK keeps fewer than 128 events a span, 8 under its limit as
 // 120 is under 128 (room for other libraries' events on the span), never
-// under 2 (the first chunk and the first content). A value that is no
+// under 2 (the first chunk and the first content; a first error event is
+// recorded on top). A value that is no
 // integer, negative (no limit) or 128 and over leaves MaxChunkEvents.
 func chunkEventBound(env string) int {
 	n, err := strconv.Atoi(strings.TrimSpace(env))
@@ -72,8 +74,8 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 
 // WithProvider overrides gen_ai.provider.name, which otherwise follows the
 // endpoint's format: openai (Chat Completions, Responses), anthropic
-// (Messages), gcp.gemini (generateContent). Set it for OpenAI-compatible
-// servers of other vendors.
+// (Messages), gcp.gemini (generateContent), gcp.vertex_ai (Claude on Vertex
+// AI). Set it for OpenAI-compatible servers of other vendors.
 func WithProvider(name string) Option {
 	return func(c *config) { c.provider = name }
 }
