@@ -436,7 +436,7 @@ func (d *Deriver) checkTimings(e *evidence) {
 		// time of a streamed call that saw no chunk: for them a streamed
 		// call's "TTFT" at the end is no evidence either.
 		streamed := e.stream == triTrue && !e.durationNoTTFT
-		if t.src != "" && t.src == e.chunkAtSrc {
+		if e.chunkAtSrc != "" && t.src == e.chunkAtSrc {
 			// An absolute completion start (Langfuse's, which LiteLLM's
 			// callback fills with its end time when it saw no chunk) at
 			// the span's end is the end, whoever wrote the span.
