@@ -596,3 +596,31 @@ func TestReleaseLeavesNothingOfTheBatch(t *testing.T) {
 		assert.Zero(t, p.used)
 	}
 }
+
+// TestTinyTimesDoNotCoarsenTheHistogram: a time under a nanosecond (a
+// producer's 1e-300 s passes every bound: it is no negative, no NaN, not
+// past the end) counts as zero, as the windows count it. As itself it
+// dragged the exported histogram's scale from 6 to -3 for the whole series.
+func TestTinyTimesDoNotCoarsenTheHistogram(t *testing.T) {
+	scale := func(tiny bool) int32 {
+		reqs := make([]req, 0, 1001)
+		for i := 0; i < 1000; i++ {
+			reqs = append(reqs, with(gpt, func(r *req) { r.ttft = 0.5 + float64(i)*0.001 }))
+		}
+		if tiny {
+			reqs = append(reqs, with(gpt, func(r *req) { r.ttft, r.chunk = 1e-300, 0 }))
+		}
+		sink := new(consumertest.MetricsSink)
+		c := newTestConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), sink)
+		defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+		require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+		m, ok := findMetric(flushNow(t, c, sink), "ttft.time_to_first_token")
+		require.True(t, ok)
+		dp := m.ExponentialHistogram().DataPoints().At(0)
+		if tiny {
+			assert.Equal(t, uint64(1), dp.ZeroCount(), "the tiny time is in the zero bucket")
+		}
+		return dp.Scale()
+	}
+	assert.Equal(t, scale(false), scale(true))
+}

@@ -2,6 +2,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"github.com/otelcol-ttft/otelcol-ttft/internal/logindex"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/quantile"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
@@ -63,6 +64,13 @@ func (sv *signalValues) read(rec *record.Record) {
 	sv.v[sigDuration], sv.ok[sigDuration] = rec.Duration, rec.HasDuration
 	for i, ok := range sv.ok {
 		if ok {
+			if sv.v[i] > 0 && sv.v[i] < quantile.MinValue {
+				// Under a nanosecond is no time a request takes: zero, as
+				// the windows count it. As itself it would drag the
+				// exported histogram's scale down for the whole series
+				// (1e-300 s: from 6 to -3, buckets 256 times apart).
+				sv.v[i] = 0
+			}
 			sv.k[i], sv.kok[i] = logindex.Ceil(sv.v[i])
 		}
 	}
