@@ -9,6 +9,7 @@ import (
 func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason, has bool) {
 	r := &sc.entries[i]
 	e := &r.ev
+	rec.StaleKeys = e.staleKeys
 	if e.timingValid {
 		rec.Duration, rec.HasDuration = e.duration, true
 	}

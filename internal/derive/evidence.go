@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // tri is a three-valued flag.
@@ -97,6 +99,9 @@ type evidence struct {
 	hasCacheWrite bool
 	hasOutput     bool
 	anthropic     bool
+	// staleKeys: the span carries record keys no row reads (a sender's
+	// ttft.max_chunk_gap, say, without ttft.outcome); its stamp removes them.
+	staleKeys bool
 
 	provider [5]string
 	model    [4]string
@@ -252,6 +257,8 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 			// OpenLLMetry's indexed finish reasons: gen_ai.completion.0.finish_reason.
 			if strings.HasPrefix(k, "gen_ai.completion.") && strings.HasSuffix(k, ".finish_reason") {
 				e.finishReason(v)
+			} else if len(k) > 5 && k[:5] == "ttft." && record.IsRecordKey(k) {
+				e.staleKeys = true // a record key no row reads: a sender's
 			}
 			continue
 		}

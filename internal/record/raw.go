@@ -4,7 +4,7 @@ package record // import "github.com/otelcol-ttft/otelcol-ttft/internal/record"
 // attributes, converted to pdata once by the receiver adapter) exactly as
 // Write stamps a pcommon.Map: the same keys, types and rules.
 func (r *Record) WriteRaw(attrs map[string]any) {
-	if _, stamped := attrs[KeyOutcome]; stamped {
+	if _, stamped := attrs[KeyOutcome]; stamped || r.StaleKeys {
 		for k := range attrs {
 			if isRecordKey(k) {
 				delete(attrs, k) // as Write: no forged value outlives its record

@@ -18,7 +18,7 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		CachedTokens: 4100, HasCachedTokens: true, OutputTokens: 655, HasOutputTokens: true,
 		Streamed: true, StreamedKnown: true, FailedOver: true, FailedOverKnown: true, Outcome: OutcomeComplete, PromptBand: "2k-16k", Attempts: 2,
 		MeasuredAt: MeasuredAtFirstContent, Observer: ObserverGateway, Route: "code-assist",
-		Provider: "anthropic", Model: "claude-sonnet-4-5", Source: "llm_gateway_log/infro_csv:ttft_ms",
+		Provider: "anthropic", Model: "claude-sonnet-4-5", Source: "llm_gateway_log/infro_csv:ttft_ms", StaleKeys: true,
 	}
 	// Every field but Reread and Invalid (never written) is set, so a field
 	// added to the record without its raw writer fails here.
@@ -32,13 +32,15 @@ func TestWriteRawMatchesWrite(t *testing.T) {
 		rec      Record
 		existing map[string]any
 	}{
-		"every field":                          {rec: full},
-		"nothing known":                        {rec: Record{Outcome: OutcomeError}},
-		"not streamed, zero attempts":          {rec: Record{Outcome: OutcomeComplete, StreamedKnown: true, Attempts: 0}},
-		"producer's target keys win":           {rec: full, existing: map[string]any{KeyProvider: "openai", KeyModel: "gpt-4.1", "log.file.name": "x.jsonl"}},
-		"producer's unusable targets filled":   {rec: full, existing: map[string]any{KeyProvider: "", KeyModel: int64(3)}},
-		"earlier ttft values are overwritten":  {rec: full, existing: map[string]any{KeyOutcome: "error", KeyAttempts: int64(7)}},
-		"an earlier record's keys are removed": {rec: Record{Outcome: OutcomeError}, existing: map[string]any{KeyOutcome: "complete", KeyTimeToFirstContent: 1e12, KeyRoute: "r"}},
+		"every field":                               {rec: full},
+		"nothing known":                             {rec: Record{Outcome: OutcomeError}},
+		"not streamed, zero attempts":               {rec: Record{Outcome: OutcomeComplete, StreamedKnown: true, Attempts: 0}},
+		"producer's target keys win":                {rec: full, existing: map[string]any{KeyProvider: "openai", KeyModel: "gpt-4.1", "log.file.name": "x.jsonl"}},
+		"producer's unusable targets filled":        {rec: full, existing: map[string]any{KeyProvider: "", KeyModel: int64(3)}},
+		"earlier ttft values are overwritten":       {rec: full, existing: map[string]any{KeyOutcome: "error", KeyAttempts: int64(7)}},
+		"an earlier record's keys are removed":      {rec: Record{Outcome: OutcomeError}, existing: map[string]any{KeyOutcome: "complete", KeyTimeToFirstContent: 1e12, KeyRoute: "r"}},
+		"stale keys without an outcome are removed": {rec: Record{Outcome: OutcomeComplete, StaleKeys: true}, existing: map[string]any{KeyMaxChunkGap: 2.9, KeyFailedOver: true, KeyRoute: "r"}},
+		"without StaleKeys they stay (no pass)":     {rec: Record{Outcome: OutcomeComplete}, existing: map[string]any{KeyMaxChunkGap: 2.9}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := pcommon.NewMap()

@@ -124,6 +124,11 @@ type Record struct {
 	Model      string
 	// Source names the evidence the TTFT came from (attribute or event name).
 	Source string
+	// StaleKeys: the attributes Write stamps hold record keys the
+	// derivation did not read (a sender's, without ttft.outcome): Write
+	// removes every record key first, so none survives beside the
+	// derived record. Not itself written.
+	StaleKeys bool
 }
 
 // TTFT returns the best time to first token the record offers: first content
@@ -163,7 +168,7 @@ func (r *Record) FirstContentSeen() bool {
 // afresh), the old record's keys are removed first, so none of its forged
 // values outlives it on the span.
 func (r *Record) Write(attrs pcommon.Map) {
-	if _, stamped := attrs.Get(KeyOutcome); stamped {
+	if _, stamped := attrs.Get(KeyOutcome); stamped || r.StaleKeys {
 		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
 	}
 	attrs.EnsureCapacity(attrs.Len() + maxKeys)
@@ -223,6 +228,10 @@ const maxKeys = 20
 
 // isRecordKey reports whether k is written by Write from the record alone
 // (not the route or target, which may be the producer's own attributes).
+// IsRecordKey reports whether k is one of the keys Write writes (not the
+// route attribute, which is the app's input, nor ttft.nested_in).
+func IsRecordKey(k string) bool { return isRecordKey(k) }
+
 func isRecordKey(k string) bool {
 	switch k {
 	case KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,

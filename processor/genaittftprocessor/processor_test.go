@@ -351,3 +351,25 @@ func TestForgedUpstreamRecordIsDerivedAfreshAndCounted(t *testing.T) {
 	assert.InDelta(t, 0.1, chunk.Double(), 1e-9, "derived from the span's own ttft_ms")
 	assertSum(t, tel, "otelcol_processor_genai_ttft_invalid_records", map[string]string{"signal": "traces", "reason": "prompt_band"}, 1)
 }
+
+// TestForgedRecordKeysWithoutOutcomeAreRemoved: a sender's ttft.* record
+// keys on a span without ttft.outcome (so it is derived, not read back) do
+// not survive beside the derived record: a forged longest pause, failover
+// flag and content count used to be merged into it.
+func TestForgedRecordKeysWithoutOutcomeAreRemoved(t *testing.T) {
+	p, sink := newTraces(t, createDefaultConfig(), componenttest.NewTelemetry())
+	td := chunkedTraces()
+	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0)
+	derived := ptrace.NewTraces()
+	td.CopyTo(derived)
+	span.Attributes().PutDouble(record.KeyTimeToFirstChunk, 0.001)
+	span.Attributes().PutBool(record.KeyFailedOver, true)
+	span.Attributes().PutInt(record.KeyContentChunks, 70)
+	span.Attributes().PutDouble(record.KeyMaxChunkGap, 2.9) // within the span: no bound refuses it
+	require.NoError(t, p.ConsumeTraces(context.Background(), derived))
+	require.NoError(t, p.ConsumeTraces(context.Background(), td))
+	want := sink.AllTraces()[0].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().AsRaw()
+	got := sink.AllTraces()[1].ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Attributes().AsRaw()
+	assert.Equal(t, want, got, "the forged span stamps as the clean one")
+	assert.NotContains(t, got, record.KeyFailedOver)
+}
