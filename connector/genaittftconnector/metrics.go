@@ -388,7 +388,7 @@ func expoDist(dp pmetric.ExponentialHistogramDataPoint, scale float64, maxBucket
 		}
 	}
 	zt := dp.ZeroThreshold()
-	if math.IsNaN(zt) || math.IsInf(zt, 0) || zt < 0 {
+	if math.IsNaN(zt) || math.IsInf(zt, 0) || zt < 0 || zt > maxZeroThreshold {
 		return nil, skipInvalidBounds
 	}
 	if scale != 1 {
@@ -421,6 +421,13 @@ func expoDist(dp pmetric.ExponentialHistogramDataPoint, scale float64, maxBucket
 	}
 	return d, ""
 }
+
+// maxZeroThreshold bounds an exponential point's zero bucket, [0, threshold]:
+// SDKs use 0, Prometheus 2^-128. One wider than a microsecond holds times
+// that are TTFTs, not zeros, and merged into a window (which keeps the
+// widest threshold of its sources) it would bound every other source's
+// lowest quantile: one point with threshold 50 put every lower bound at 50.
+const maxZeroThreshold = 1e-6
 
 // sortedAttrs renders a map as a stable key, whatever its insertion order.
 func sortedAttrs(m pcommon.Map, buf *[]string) string {

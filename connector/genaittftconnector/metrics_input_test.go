@@ -476,3 +476,47 @@ func TestHistogramInputsCannotWrapOrStateAbsurdTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestWideZeroThresholdIsRefused: a point whose zero bucket is wider than a
+// microsecond is refused (invalid_bounds). Merged into the target's window
+// with another source's real points, its threshold of 50 s had become
+// every quantile's lower bound.
+func TestWideZeroThresholdIsRefused(t *testing.T) {
+	point := func(md pmetric.Metrics, service string, counts []uint64, zero uint64, threshold float64) {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("service.name", service)
+		m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName("gen_ai.client.operation.time_to_first_chunk")
+		m.SetUnit("s")
+		eh := m.SetEmptyExponentialHistogram()
+		eh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+		dp := eh.DataPoints().AppendEmpty()
+		dp.Attributes().PutStr("gen_ai.provider.name", "openai")
+		dp.Attributes().PutStr("gen_ai.request.model", "m")
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
+		dp.SetScale(3)
+		dp.Positive().SetOffset(-3)
+		dp.Positive().BucketCounts().FromRaw(counts)
+		dp.SetZeroCount(zero)
+		dp.SetZeroThreshold(threshold)
+		var n uint64 = zero
+		for _, c := range counts {
+			n += c
+		}
+		dp.SetCount(n)
+	}
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	c, sink := newMetricsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), tel)
+	md := pmetric.NewMetrics()
+	point(md, "legit", []uint64{2000}, 0, 0)
+	point(md, "evil", nil, 1, 50)
+	point(md, "prometheus-native", []uint64{10}, 1, math.Ldexp(1, -128))
+	require.NoError(t, c.ConsumeMetrics(context.Background(), md))
+	out := flushNow(t, c, sink)
+	lower := value(t, out, "ttft.quantile", map[string]any{record.KeyModel: "m", attrQuantile: "0.5", attrQuantileBound: "lower"})
+	upper := value(t, out, "ttft.quantile", map[string]any{record.KeyModel: "m", attrQuantile: "0.5", attrQuantileBound: "upper"})
+	assert.Less(t, lower, upper, "an interval, not inverted")
+	assert.Less(t, lower, 1.0)
+	assert.Equal(t, int64(1), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipInvalidBounds])
+}
