@@ -171,6 +171,19 @@ func (f *field) get(row map[string]any) (any, string, bool) {
 	return nil, "", false
 }
 
+// at returns f's i-th candidate if row has it, as get looks it up (get
+// keeps the lookups written out: it runs for every field of every row, and
+// at is no inline call).
+func (f *field) at(row map[string]any, i int) (any, bool) {
+	if v, ok := row[f.names[i]]; ok && v != nil {
+		return v, true
+	}
+	if len(f.paths[i]) < 2 {
+		return nil, false
+	}
+	return walk(row, f.paths[i])
+}
+
 // maxNestedJSON bounds the JSON text walk parses for one step.
 const maxNestedJSON = 64 << 10
 
