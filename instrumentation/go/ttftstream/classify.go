@@ -661,9 +661,6 @@ func (f *facts) geminiCandidate(s *jscan) kind {
 	return k
 }
 
-// audioCarries reads a Chat delta's audio object: content when it carries
-// data or a transcript. The last audio delta of a stream holds only its id
-// and expires_at.
 // chatDeltaContent reads a Chat delta's content: a string, or (Mistral) an array
 // of parts. A text part is content when its text is non-empty, a thinking
 // part (Magistral's reasoning) reasoning when its thinking is; any other
@@ -748,8 +745,9 @@ func toolCallCarries(s *jscan) bool {
 	return carries
 }
 
-// audioCarries reads a Chat delta's audio: the last delta of a stream holds
-// only its id and expires_at.
+// audioCarries reads a Chat delta's audio object: content when it carries
+// data or a transcript. The last audio delta of a stream holds only its id
+// and expires_at.
 func audioCarries(s *jscan) bool { return membersCarry(s, "data", "transcript") }
 
 // membersCarry steps over an object and says whether one of the named
