@@ -53,13 +53,13 @@ type Target struct {
 
 // notDims are the labels a series of the connector carries besides its
 // dimensions: the known target fields, what a metric splits a target by,
-// and the scope and instance every series of one endpoint shares.
+// and the instance every series of one endpoint shares (its scope labels,
+// otel_scope_*, are left out by prefix).
 var notDims = map[string]bool{
 	labelProvider: true, labelModel: true, labelRoute: true, labelBand: true,
 	labelFailedOver: true, labelObserver: true, labelResolution: true,
 	labelMeasuredAt: true, labelPolicy: true, labelOutcome: true, labelQuantile: true,
 	labelCensored: true, labelBound: true, "ttft_first_content_seen": true,
-	"otel_scope_name": true, "otel_scope_version": true, "otel_scope_schema_url": true,
 	"collector_instance_id": true, "job": true, "instance": true,
 }
 

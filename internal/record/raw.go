@@ -6,7 +6,7 @@ package record // import "github.com/otelcol-ttft/otelcol-ttft/internal/record"
 func (r *Record) WriteRaw(attrs map[string]any) {
 	if _, stamped := attrs[KeyOutcome]; stamped || r.StaleKeys {
 		for k := range attrs {
-			if isRecordKey(k) {
+			if IsRecordKey(k) {
 				delete(attrs, k) // as Write: no forged value outlives its record
 			}
 		}

@@ -169,7 +169,7 @@ func (r *Record) FirstContentSeen() bool {
 // values outlives it on the span.
 func (r *Record) Write(attrs pcommon.Map) {
 	if _, stamped := attrs.Get(KeyOutcome); stamped || r.StaleKeys {
-		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return isRecordKey(k) })
+		attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return IsRecordKey(k) })
 	}
 	attrs.EnsureCapacity(attrs.Len() + maxKeys)
 	// ttft.outcome first: Carries, which stops at it, then passes over
@@ -226,13 +226,10 @@ func putTarget(attrs pcommon.Map, key, v string) {
 // counting the keys present costs more instructions than the slack does.
 const maxKeys = 20
 
-// isRecordKey reports whether k is written by Write from the record alone
-// (not the route or target, which may be the producer's own attributes).
-// IsRecordKey reports whether k is one of the keys Write writes (not the
-// route attribute, which is the app's input, nor ttft.nested_in).
-func IsRecordKey(k string) bool { return isRecordKey(k) }
-
-func isRecordKey(k string) bool {
+// IsRecordKey reports whether k is written by Write from the record alone
+// (not the route or target, which may be the producer's own attributes,
+// nor ttft.nested_in).
+func IsRecordKey(k string) bool {
 	switch k {
 	case KeyTimeToFirstContent, KeyTimeToFirstChunk, KeyTimeToHeaders, KeyMaxChunkGap, KeyDuration,
 		KeyContentChunks, KeyOutcome, KeyPromptBand, KeyAttempts, KeyMeasuredAt, KeyObserver,
