@@ -343,17 +343,7 @@ func TestExponentialHistogramOverOTLP(t *testing.T) {
 				h.Update(v)
 			}
 			md := pmetric.NewMetrics()
-			rm := md.ResourceMetrics().AppendEmpty()
-			rm.Resource().Attributes().PutStr("service.name", "chat-app")
-			m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-			m.SetName("gen_ai.client.operation.time_to_first_chunk")
-			m.SetUnit("s")
-			eh := m.SetEmptyExponentialHistogram()
-			eh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-			dp := eh.DataPoints().AppendEmpty()
-			dp.Attributes().PutStr("gen_ai.provider.name", "openai")
-			dp.Attributes().PutStr("gen_ai.request.model", "gpt-4o")
-			dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
+			dp := clientExpoPoint(md, "chat-app", "gpt-4o")
 			copyExpoHistogram(&h, dp, new([]uint64))
 
 			clock := clockwork.NewFakeClockAt(testStart)
@@ -483,17 +473,7 @@ func TestHistogramInputsCannotWrapOrStateAbsurdTimes(t *testing.T) {
 // every quantile's lower bound.
 func TestWideZeroThresholdIsRefused(t *testing.T) {
 	point := func(md pmetric.Metrics, service string, counts []uint64, zero uint64, threshold float64) {
-		rm := md.ResourceMetrics().AppendEmpty()
-		rm.Resource().Attributes().PutStr("service.name", service)
-		m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-		m.SetName("gen_ai.client.operation.time_to_first_chunk")
-		m.SetUnit("s")
-		eh := m.SetEmptyExponentialHistogram()
-		eh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
-		dp := eh.DataPoints().AppendEmpty()
-		dp.Attributes().PutStr("gen_ai.provider.name", "openai")
-		dp.Attributes().PutStr("gen_ai.request.model", "m")
-		dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
+		dp := clientExpoPoint(md, service, "m")
 		dp.SetScale(3)
 		dp.Positive().SetOffset(-3)
 		dp.Positive().BucketCounts().FromRaw(counts)
@@ -519,4 +499,22 @@ func TestWideZeroThresholdIsRefused(t *testing.T) {
 	assert.Less(t, lower, upper, "an interval, not inverted")
 	assert.Less(t, lower, 1.0)
 	assert.Equal(t, int64(1), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipInvalidBounds])
+}
+
+// clientExpoPoint appends to md, under a resource of service, one delta point
+// of the semconv client TTFT metric (exponential, seconds) for openai's model,
+// stamped at testStart, and returns it for its buckets.
+func clientExpoPoint(md pmetric.Metrics, service, model string) pmetric.ExponentialHistogramDataPoint {
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("service.name", service)
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("gen_ai.client.operation.time_to_first_chunk")
+	m.SetUnit("s")
+	eh := m.SetEmptyExponentialHistogram()
+	eh.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+	dp := eh.DataPoints().AppendEmpty()
+	dp.Attributes().PutStr("gen_ai.provider.name", "openai")
+	dp.Attributes().PutStr("gen_ai.request.model", model)
+	dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
+	return dp
 }
