@@ -58,12 +58,17 @@ type histInput struct {
 	cfg     *Config
 	table   map[string]*HistogramSource
 	started time.Time
-	// forgotAt is when a source series' state was last dropped (marker,
-	// stale_after): a first point that started before it may hold samples
-	// already windowed, so auto keeps it as a baseline.
-	forgotAt time.Time
-	sources  map[string]*sourceState
-	windows  *bucketStore
+	sources map[string]*sourceState
+	// forgotten is when each dropped source series was dropped (marker,
+	// stale_after): its return's first point, if it started before then,
+	// may hold samples already windowed, so auto keeps it as a baseline.
+	// Only that series: another series' first point is not held back by it.
+	// A tombstone lives one window; then, or when source_series_limit
+	// tombstones are held, its time moves into forgotFloor, which holds
+	// back every first point that started before it.
+	forgotten   map[string]time.Time
+	forgotFloor time.Time
+	windows     *bucketStore
 
 	key   keyBuilder
 	pairs []string
@@ -80,10 +85,11 @@ type sourceState struct {
 
 func newHistInput(cfg *Config) *histInput {
 	return &histInput{
-		cfg:     cfg,
-		table:   cfg.Histograms.table(),
-		sources: map[string]*sourceState{},
-		windows: newBucketStore(cfg),
+		cfg:       cfg,
+		table:     cfg.Histograms.table(),
+		sources:   map[string]*sourceState{},
+		forgotten: map[string]time.Time{},
+		windows:   newBucketStore(cfg),
 	}
 }
 
@@ -203,8 +209,7 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	if flags.NoRecordedValue() {
 		// A staleness marker: the series is gone; a return starts afresh.
 		if _, ok := h.sources[string(h.key.buf)]; ok {
-			delete(h.sources, string(h.key.buf))
-			h.forgotAt = now
+			h.forget(string(h.key.buf), now)
 		}
 		hs.add(pointStale)
 		return
@@ -222,8 +227,11 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 				st.skip(skipSourceSeriesLimit, 1)
 				return
 			}
-			h.sources[string(h.key.buf)] = &sourceState{lastSeen: now, start: start, ts: ts, d: d}
-			if !h.countFirst(start, ts) {
+			key := string(h.key.buf)
+			h.sources[key] = &sourceState{lastSeen: now, start: start, ts: ts, d: d}
+			counts := h.countFirst(key, start, ts)
+			delete(h.forgotten, key) // the series is back: its state holds it
+			if !counts {
 				hs.add(pointBaseline)
 				return
 			}
@@ -259,15 +267,33 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	hs.add(pointWindowed)
 }
 
-// countFirst decides whether a cumulative series' first point counts.
-func (h *histInput) countFirst(start, ts pcommon.Timestamp) bool {
+// countFirst decides whether the first point of the cumulative series key counts.
+func (h *histInput) countFirst(key string, start, ts pcommon.Timestamp) bool {
 	switch h.cfg.Histograms.InitialValue {
 	case initialKeep:
 		return true
 	case initialDrop:
 		return false
 	}
-	return start != 0 && start < ts && !start.AsTime().Before(h.started) && !start.AsTime().Before(h.forgotAt)
+	if start == 0 || start >= ts {
+		return false
+	}
+	st := start.AsTime()
+	if st.Before(h.started) || st.Before(h.forgotFloor) {
+		return false
+	}
+	at, ok := h.forgotten[key]
+	return !ok || !st.Before(at)
+}
+
+// forget drops a source series' state and keeps when, for its return.
+func (h *histInput) forget(key string, now time.Time) {
+	delete(h.sources, key)
+	if len(h.forgotten) < h.cfg.Histograms.SourceSeriesLimit {
+		h.forgotten[key] = now
+	} else if now.After(h.forgotFloor) {
+		h.forgotFloor = now
+	}
 }
 
 // target fills the record with what the source row maps from the labels.
@@ -459,12 +485,20 @@ func dataPointCount(m pmetric.Metric) int {
 	return 0
 }
 
-// expire forgets source series not seen within stale_after.
+// expire forgets source series not seen within stale_after, and
+// tombstones older than a window.
 func (h *histInput) expire(now time.Time) {
 	for k, s := range h.sources {
 		if now.Sub(s.lastSeen) > h.cfg.Histograms.StaleAfter {
-			delete(h.sources, k)
-			h.forgotAt = now
+			h.forget(k, now)
+		}
+	}
+	for k, at := range h.forgotten {
+		if now.Sub(at) > h.cfg.Window {
+			delete(h.forgotten, k)
+			if at.After(h.forgotFloor) {
+				h.forgotFloor = at
+			}
 		}
 	}
 }

@@ -161,6 +161,46 @@ func TestCumulativeIncrements(t *testing.T) {
 	assert.Equal(t, map[string]int64{skipOutOfOrder: 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 }
 
+// TestForgettingOneSeriesHoldsBackOnlyItsReturn: a staleness marker or
+// stale_after of one series makes only that series' return a baseline (its
+// first point may hold samples already windowed); a series first seen
+// after it, that started after the collector, still counts whole.
+func TestForgettingOneSeriesHoldsBackOnlyItsReturn(t *testing.T) {
+	clock := clockwork.NewFakeClockAt(testStart)
+	c, sink := newMetricsConnector(t, defaultConfig(), clock, nil)
+	ctx := context.Background()
+	feed := func(p hp) {
+		t.Helper()
+		p.ts = clock.Now()
+		require.NoError(t, c.ConsumeMetrics(ctx, histMetrics(p)))
+		clock.Advance(15 * time.Second)
+	}
+	started := clock.Now().Add(time.Second) // after the collector, before the marker
+	clock.Advance(time.Minute)
+	feed(hp{model: "gone", start: started, counts: counts17(7, 3)})
+	feed(hp{model: "gone", start: started, counts: counts17(7, 3), staleMarker: true})
+	// Another sender's series, first seen now: started after the collector.
+	feed(hp{model: "new", start: started, counts: counts17(7, 5)})
+	// The forgotten series returns with its old start: its 3+4 may have been
+	// windowed already (3 were), so it is a baseline.
+	feed(hp{model: "gone", start: started, counts: counts17(7, 7)})
+	md := flushNow(t, c, sink)
+	assert.Equal(t, 5.0, windowSamples(t, md, "new"), "another series' marker does not hold back a new series")
+	assert.Equal(t, 3.0, windowSamples(t, md, "gone"), "the returning series is a baseline")
+
+	// stale_after forgets only the silent series too.
+	clock.Advance(16 * time.Minute) // both silent: both forgotten
+	c.flush(ctx)
+	feed(hp{model: "other", start: started, counts: counts17(7, 2)})
+	feed(hp{model: "new", start: started, counts: counts17(7, 9)})
+	// A restart of the forgotten series after it was forgotten counts whole.
+	feed(hp{model: "gone", start: clock.Now().Add(-time.Second), counts: counts17(7, 1)})
+	md = flushNow(t, c, sink)
+	assert.Equal(t, 2.0, windowSamples(t, md, "other"))
+	assert.Equal(t, 5.0, windowSamples(t, md, "new"), "the returning series' 9 is a baseline")
+	assert.Equal(t, 4.0, windowSamples(t, md, "gone"), "a start after it was forgotten counts")
+}
+
 func TestInitialValueKeepAndDelta(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Histograms.InitialValue = initialKeep
@@ -318,6 +358,26 @@ func TestHistogramLabelFlood(t *testing.T) {
 	assert.Equal(t, int64(flood/2-(cfg.AggregationCardinalityLimit-1)), over["windows"])
 	md := flushNow(t, c, sink)
 	assert.Equal(t, 5.0, windowSamples(t, md, "normal"))
+
+	// Forgotten, the flood leaves tombstones bounded by the same limit; a
+	// second wave forgotten on top moves into the floor instead.
+	clock.Advance(cfg.Histograms.StaleAfter + time.Minute)
+	c.flush(ctx)
+	assert.Len(t, c.agg.hin.forgotten, cfg.Histograms.SourceSeriesLimit)
+	md, dps := build(pmetric.AggregationTemporalityCumulative)
+	for i := 0; i < batch; i++ {
+		dps.At(i).Attributes().PutStr("model", fmt.Sprintf("wave-%d", i))
+		dps.At(i).SetTimestamp(pcommon.NewTimestampFromTime(clock.Now()))
+	}
+	require.NoError(t, c.ConsumeMetrics(ctx, md))
+	clock.Advance(cfg.Histograms.StaleAfter + time.Minute)
+	c.flush(ctx)
+	assert.Len(t, c.agg.hin.forgotten, cfg.Histograms.SourceSeriesLimit)
+	assert.Equal(t, clock.Now(), c.agg.hin.forgotFloor)
+	// A window later the tombstones are gone, their time in the floor.
+	clock.Advance(cfg.Window + time.Minute)
+	c.flush(ctx)
+	assert.Empty(t, c.agg.hin.forgotten)
 	runtime.KeepAlive(c)
 }
 
