@@ -2,6 +2,7 @@ package genaittftconnector // import "github.com/otelcol-ttft/otelcol-ttft/conne
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,11 +27,138 @@ const (
 )
 
 // bucketSeries is the window of one (dims, measured_at, observer,
-// failed_over, bucket kind) fed by histogram inputs.
+// failed_over, bucket kind) fed by histogram inputs: one sub-window per
+// bucket layout, so a point of a layout the others share no bounds with
+// cannot coarsen the window of the series' real traffic (one point with
+// disjoint bounds made every quantile (0, +Inf] for a window's length).
 type bucketSeries struct {
 	seriesHead
 	measuredAt string
-	w          *bucketed.Window
+	layouts    []*layoutWindow
+}
+
+// maxLayouts caps the sub-windows of one series: an upgrade that changes
+// the layout needs two; more is a misconfiguration or a forger.
+const maxLayouts = 4
+
+// layoutWindow is the window of one bucket layout: explicit points with
+// exactly these bounds, or exponential points of scale ≥ 0 (fine) or
+// below (coarse: buckets over a factor 4 wide).
+type layoutWindow struct {
+	bounds []float64
+	coarse bool
+	w      *bucketed.Window
+}
+
+// expoCoarse reports whether an exponential point's buckets are coarse.
+func expoCoarse(d *bucketed.Dist) bool { return d.Scale < 0 }
+
+func (lw *layoutWindow) holds(d *bucketed.Dist) bool {
+	if d.Kind == bucketed.Exponential {
+		return lw.coarse == expoCoarse(d)
+	}
+	return slices.Equal(lw.bounds, d.Bounds)
+}
+
+// refines reports whether merging lw into o loses none of o's resolution:
+// lw's bounds include all of o's, or lw is fine where o is coarse.
+func (lw *layoutWindow) refines(o *layoutWindow) bool {
+	if lw.w.Kind() == bucketed.Exponential {
+		return !lw.coarse || o.coarse
+	}
+	return sortedSubset(o.bounds, lw.bounds)
+}
+
+// sortedSubset reports whether every value of sorted a is in sorted b.
+func sortedSubset(a, b []float64) bool {
+	j := 0
+	for _, v := range a {
+		for j < len(b) && b[j] < v {
+			j++
+		}
+		if j == len(b) || b[j] != v {
+			return false
+		}
+		j++
+	}
+	return true
+}
+
+// layout returns the sub-window for d's layout, opened if need be; nil when
+// maxLayouts live ones are open.
+func (s *bucketSeries) layout(bs *bucketStore, d *bucketed.Dist, now time.Time) *layoutWindow {
+	for _, lw := range s.layouts {
+		if lw.holds(d) {
+			return lw
+		}
+	}
+	if len(s.layouts) >= maxLayouts {
+		s.dropEmpty(now)
+		if len(s.layouts) >= maxLayouts {
+			return nil
+		}
+	}
+	lw := &layoutWindow{coarse: d.Kind == bucketed.Exponential && expoCoarse(d),
+		w: bucketed.NewWindow(d.Kind, bs.cfg.Window, bs.cfg.WindowSlices, bs.cfg.Histograms.MaxBuckets, now)}
+	if d.Kind == bucketed.Explicit {
+		lw.bounds = slices.Clone(d.Bounds)
+	}
+	s.layouts = append(s.layouts, lw)
+	return lw
+}
+
+// dropEmpty closes the sub-windows that slid empty; it reports whether
+// none is left.
+func (s *bucketSeries) dropEmpty(now time.Time) bool {
+	s.layouts = slices.DeleteFunc(s.layouts, func(lw *layoutWindow) bool { return lw.w.Empty(now) })
+	return len(s.layouts) == 0
+}
+
+// merged is what the series' gauges show: the layout holding the most
+// samples (the first opened on a tie), merged with every layout that
+// refines it. Samples of other layouts are left out, as their points were
+// counted (histogram_points{result=layout_apart}): merging them would only
+// widen every interval to the bounds both layouts share. dominant is the
+// layout chosen; nil when no sample is live.
+func (s *bucketSeries) merged(now time.Time, maxBuckets int) (d *bucketed.Dist, dominant *layoutWindow) {
+	var snaps []*bucketed.Dist
+	if len(s.layouts) > 1 {
+		snaps = make([]*bucketed.Dist, len(s.layouts))
+	}
+	best, bestN := -1, uint64(0)
+	for i, lw := range s.layouts {
+		sd := lw.w.Snapshot(now)
+		if sd == nil {
+			continue
+		}
+		if snaps == nil {
+			return sd, lw
+		}
+		snaps[i] = sd
+		if n := sd.Total(); n > bestN {
+			best, bestN = i, n
+		}
+	}
+	if best < 0 {
+		return nil, nil
+	}
+	d, dominant = snaps[best], s.layouts[best]
+	for i, lw := range s.layouts {
+		if i != best && snaps[i] != nil && lw.refines(dominant) {
+			d.Merge(snaps[i], maxBuckets)
+		}
+	}
+	return d, dominant
+}
+
+// apart reports whether lw's samples are left out of the series' gauges
+// now: another layout holds more, and lw does not refine it.
+func (s *bucketSeries) apart(lw *layoutWindow, now time.Time) bool {
+	if len(s.layouts) < 2 {
+		return false
+	}
+	_, dominant := s.merged(now, math.MaxInt)
+	return dominant != nil && dominant != lw && !lw.refines(dominant)
 }
 
 // bucketStore keeps the bucketed windows apart from the exact ones: a
@@ -61,8 +189,9 @@ func newBucketStore(cfg *Config) *bucketStore {
 func (bs *bucketStore) len() int { return bs.series.len() }
 
 // observe enters an increment into the window of tgt and the source's
-// labels; false when the cardinality limit kept it out.
-func (bs *bucketStore) observe(tgt *target, inc *bucketed.Dist, measuredAt, observer string, failedOver bool, now time.Time, st *batchStats) bool {
+// labels and says what became of it: pointWindowed, pointLayoutApart, or
+// "" when the cardinality limit or maxLayouts kept it out (counted in st).
+func (bs *bucketStore) observe(tgt *target, inc *bucketed.Dist, measuredAt, observer string, failedOver bool, now time.Time, st *batchStats) string {
 	k := bs.series.keyFor(tgt)
 	k.str(measuredAt)
 	k.str(observer)
@@ -74,20 +203,27 @@ func (bs *bucketStore) observe(tgt *target, inc *bucketed.Dist, measuredAt, obse
 		attrs.PutStr(record.KeyObserver, observer)
 		attrs.PutBool(attrFailedOver, failedOver)
 		attrs.PutStr(attrResolution, inc.Kind.Resolution())
-		return &bucketSeries{seriesHead: seriesHead{attrs: attrs}, measuredAt: measuredAt,
-			w: bucketed.NewWindow(inc.Kind, bs.cfg.Window, bs.cfg.WindowSlices, bs.cfg.Histograms.MaxBuckets, now)}
+		return &bucketSeries{seriesHead: seriesHead{attrs: attrs}, measuredAt: measuredAt}
 	})
 	if !ok {
-		return false
+		return ""
+	}
+	lw := s.layout(bs, inc, now)
+	if lw == nil {
+		st.skip(skipLayoutLimit, 1)
+		return ""
 	}
 	s.lastSeen = now
-	s.w.Add(inc, now)
-	return true
+	lw.w.Add(inc, now)
+	if s.apart(lw, now) {
+		return pointLayoutApart
+	}
+	return pointWindowed
 }
 
 // expire drops the windows that slid empty.
 func (bs *bucketStore) expire(now time.Time) {
-	bs.series.expire(now, 0, func(s *bucketSeries) bool { return s.w.Empty(now) })
+	bs.series.expire(now, 0, func(s *bucketSeries) bool { return s.dropEmpty(now) })
 }
 
 // gaugeIn returns the gauge g in ms, appending it when absent, so
@@ -122,7 +258,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 		return dp.Attributes()
 	}
 	bs.series.each(func(s *bucketSeries) {
-		d := s.w.Snapshot(now)
+		d, _ := s.merged(now, bs.cfg.Histograms.MaxBuckets)
 		if d == nil || d.Total() == 0 {
 			return
 		}

@@ -28,6 +28,7 @@ const (
 	skipSourceSeriesLimit = "source_series_limit"
 	skipUnsupportedUnit   = "unsupported_unit"
 	skipScopeSkipped      = "scope_skipped" // the source's skip_scopes name the metric's scope
+	skipLayoutLimit       = "layout_limit"  // the target's window holds maxLayouts bucket layouts already
 )
 
 // What happened to a recognised, valid data point (histogram_points{result}).
@@ -38,6 +39,10 @@ const (
 	pointReset      = "reset"      // counter reset or restart: the point counted from zero
 	pointDownscaled = "downscaled" // an exponential point downscaled to fit max_buckets
 	pointStale      = "stale"      // a staleness marker: the series' state is dropped
+	// pointLayoutApart: windowed under a bucket layout that another layout of
+	// the target outnumbers and that does not refine it, so its samples are
+	// left out of the target's gauges for now (histwindows.go).
+	pointLayoutApart = "layout_apart"
 )
 
 // histStats counts one metrics batch beyond batchStats.
@@ -260,11 +265,12 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 			failedOver = true
 		}
 	}
-	if !h.windows.observe(tgt, inc, h.rec.MeasuredAt, src.Observer, failedOver, now, st) {
+	result := h.windows.observe(tgt, inc, h.rec.MeasuredAt, src.Observer, failedOver, now, st)
+	if result == "" {
 		return
 	}
 	st.records += int64(inc.Total())
-	hs.add(pointWindowed)
+	hs.add(result)
 }
 
 // countFirst decides whether the first point of the cumulative series key counts.

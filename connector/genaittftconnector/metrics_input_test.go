@@ -289,7 +289,9 @@ func TestBadHistogramInput(t *testing.T) {
 	require.Len(t, wide, 1)
 	assert.Equal(t, 10_000.0, wide[0].value, "a 10,000-bucket exponential point is downscaled to max_buckets, not lost")
 	for _, s := range c.agg.hin.windows.series.byKey {
-		assert.LessOrEqual(t, s.w.SizeBytes(), 24*(1024*8+200)+1000, "a window stays within max_buckets per slice")
+		for _, lw := range s.layouts {
+			assert.LessOrEqual(t, lw.w.SizeBytes(), 24*(1024*8+200)+1000, "a window stays within max_buckets per slice")
+		}
 	}
 	assert.Equal(t, map[string]int64{
 		skipInvalidBounds: 3, skipInvalidBuckets: 3, skipTooManyBuckets: 1, skipNotHistogram: 1,
@@ -577,4 +579,88 @@ func clientExpoPoint(md pmetric.Metrics, service, model string) pmetric.Exponent
 	dp.Attributes().PutStr("gen_ai.request.model", model)
 	dp.SetTimestamp(pcommon.NewTimestampFromTime(testStart))
 	return dp
+}
+
+// TestForeignLayoutCannotBlankAWindow: one point whose bucket layout shares
+// no bound with the target's real traffic (explicit), or whose exponential
+// scale is below 0, is windowed apart and left out of the target's gauges:
+// merged, it had widened every quantile to (0, +Inf] and removed the
+// recommendation for a window's length. A layout that refines the real
+// one merges; a fifth layout is refused.
+func TestForeignLayoutCannotBlankAWindow(t *testing.T) {
+	delta := pmetric.AggregationTemporalityDelta
+	q99 := func(t *testing.T, md pmetric.Metrics, res, bound string) []point {
+		return pointsWith(points(md, "ttft.quantile"), map[string]any{record.KeyModel: "m", attrResolution: res,
+			attrQuantile: "0.99", attrQuantileBound: bound})
+	}
+	t.Run("explicit", func(t *testing.T) {
+		tel := componenttest.NewTelemetry()
+		defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+		c, sink := newMetricsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), tel)
+		feed := func(p hp) {
+			t.Helper()
+			p.model, p.ts, p.temporality = "m", testStart, delta
+			require.NoError(t, c.ConsumeMetrics(context.Background(), histMetrics(p)))
+		}
+		feed(hp{counts: counts17(7, 1000)})                                      // (0.5, 1]
+		feed(hp{bounds: []float64{0.3, 0.7, 1.5}, counts: []uint64{0, 0, 0, 5}}) // shares no bound
+		refined := append(slices.Clone(bifrostBounds), 0.75)
+		slices.Sort(refined)
+		refinedCounts := make([]uint64, len(refined)+1)
+		refinedCounts[7] = 20 // (0.5, 0.75]
+		feed(hp{bounds: refined, counts: refinedCounts})
+		feed(hp{bounds: []float64{2}, counts: []uint64{1, 0}})
+		feed(hp{bounds: []float64{3}, counts: []uint64{1, 0}}) // a fifth layout
+		md := flushNow(t, c, sink)
+
+		assert.Equal(t, 1020.0, windowSamples(t, md, "m"), "the real layout and the one refining it")
+		up := q99(t, md, "explicit_buckets", "upper")
+		require.Len(t, up, 1, "p99 keeps an upper bound")
+		assert.Equal(t, 1.0, up[0].value)
+		recs := pointsWith(points(md, "ttft.timeout.recommended"), map[string]any{record.KeyModel: "m", "ttft.policy": "gateway_cutoff"})
+		assert.Len(t, recs, 1, "the recommendation stays")
+		assert.Equal(t, map[string]int64{pointWindowed: 2, pointLayoutApart: 2},
+			sumByAttr(t, tel, "otelcol_connector_genai_ttft_histogram_points", "result"))
+		assert.Equal(t, int64(1), sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason")[skipLayoutLimit])
+	})
+	t.Run("a layout that outnumbers the first takes over", func(t *testing.T) {
+		c, sink := newMetricsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), nil)
+		for _, p := range []hp{
+			{counts: counts17(7, 100)},
+			{bounds: []float64{0.3, 0.7, 1.5}, counts: []uint64{0, 300, 0, 0}}, // an upgrade's new layout
+		} {
+			p.model, p.ts, p.temporality = "m", testStart, delta
+			require.NoError(t, c.ConsumeMetrics(context.Background(), histMetrics(p)))
+		}
+		md := flushNow(t, c, sink)
+		assert.Equal(t, 300.0, windowSamples(t, md, "m"))
+		up := q99(t, md, "explicit_buckets", "upper")
+		require.Len(t, up, 1)
+		assert.Equal(t, 0.7, up[0].value)
+	})
+	t.Run("exponential", func(t *testing.T) {
+		c, sink := newMetricsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart), nil)
+		md := pmetric.NewMetrics()
+		real := clientExpoPoint(md, "app", "m")
+		real.SetScale(5)
+		real.Positive().SetOffset(-10)
+		counts := make([]uint64, 20)
+		for i := range counts {
+			counts[i] = 50
+		}
+		real.Positive().BucketCounts().FromRaw(counts)
+		real.SetCount(1000)
+		coarse := clientExpoPoint(md, "other", "m")
+		coarse.SetScale(-10)
+		coarse.Positive().SetOffset(-1)
+		coarse.Positive().BucketCounts().FromRaw([]uint64{1})
+		coarse.SetCount(1)
+		require.NoError(t, c.ConsumeMetrics(context.Background(), md))
+		out := flushNow(t, c, sink)
+		up := q99(t, out, "exponential_buckets", "upper")
+		require.Len(t, up, 1)
+		lo := q99(t, out, "exponential_buckets", "lower")
+		require.Len(t, lo, 1)
+		assert.InDelta(t, 1.0, up[0].value/lo[0].value, bucketed.RelativeWidth(5)+1e-9, "scale 5's resolution kept")
+	})
 }
