@@ -118,37 +118,39 @@ func (s *bucketSeries) dropEmpty(now time.Time) bool {
 // samples (the first opened on a tie), merged with every layout that
 // refines it. Samples of other layouts are left out, as their points were
 // counted (histogram_points{result=layout_apart}): merging them would only
-// widen every interval to the bounds both layouts share. dominant is the
-// layout chosen; nil when no sample is live.
-func (s *bucketSeries) merged(now time.Time, maxBuckets int) (d *bucketed.Dist, dominant *layoutWindow) {
-	var snaps []*bucketed.Dist
-	if len(s.layouts) > 1 {
-		snaps = make([]*bucketed.Dist, len(s.layouts))
+// widen every interval to the bounds both layouts share. Nil when no
+// sample is live.
+func (s *bucketSeries) merged(now time.Time, maxBuckets int) *bucketed.Dist {
+	if len(s.layouts) == 1 {
+		return s.layouts[0].w.Snapshot(now)
 	}
-	best, bestN := -1, uint64(0)
-	for i, lw := range s.layouts {
-		sd := lw.w.Snapshot(now)
-		if sd == nil {
-			continue
-		}
-		if snaps == nil {
-			return sd, lw
-		}
-		snaps[i] = sd
-		if n := sd.Total(); n > bestN {
-			best, bestN = i, n
-		}
-	}
+	snaps, best := s.snapshots(now)
 	if best < 0 {
-		return nil, nil
+		return nil
 	}
-	d, dominant = snaps[best], s.layouts[best]
+	d := snaps[best]
 	for i, lw := range s.layouts {
-		if i != best && snaps[i] != nil && lw.refines(dominant) {
+		if i != best && snaps[i] != nil && lw.refines(s.layouts[best]) {
 			d.Merge(snaps[i], maxBuckets)
 		}
 	}
-	return d, dominant
+	return d
+}
+
+// snapshots returns each layout's live samples and the index of the one
+// holding most (the first on a tie; −1 when none holds any).
+func (s *bucketSeries) snapshots(now time.Time) ([]*bucketed.Dist, int) {
+	snaps := make([]*bucketed.Dist, len(s.layouts))
+	best, bestN := -1, uint64(0)
+	for i, lw := range s.layouts {
+		if snaps[i] = lw.w.Snapshot(now); snaps[i] == nil {
+			continue
+		}
+		if n := snaps[i].Total(); n > bestN {
+			best, bestN = i, n
+		}
+	}
+	return snaps, best
 }
 
 // apart reports whether lw's samples are left out of the series' gauges
@@ -157,8 +159,8 @@ func (s *bucketSeries) apart(lw *layoutWindow, now time.Time) bool {
 	if len(s.layouts) < 2 {
 		return false
 	}
-	_, dominant := s.merged(now, math.MaxInt)
-	return dominant != nil && dominant != lw && !lw.refines(dominant)
+	_, best := s.snapshots(now)
+	return best >= 0 && s.layouts[best] != lw && !lw.refines(s.layouts[best])
 }
 
 // bucketStore keeps the bucketed windows apart from the exact ones: a
@@ -258,7 +260,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 		return dp.Attributes()
 	}
 	bs.series.each(func(s *bucketSeries) {
-		d, _ := s.merged(now, bs.cfg.Histograms.MaxBuckets)
+		d := s.merged(now, bs.cfg.Histograms.MaxBuckets)
 		if d == nil || d.Total() == 0 {
 			return
 		}
