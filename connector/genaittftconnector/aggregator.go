@@ -383,7 +383,7 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	}
 
 	a.windows.build(sm.Metrics(), now, pause)
-	a.hin.windows.build(sm.Metrics(), now)
+	a.hin.windows.build(sm.Metrics(), now, pause)
 	return md
 }
 

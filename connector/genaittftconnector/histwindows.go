@@ -245,7 +245,7 @@ func gaugeIn(ms pmetric.MetricSlice, g gaugeSpec) pmetric.Metric {
 // quantile, and per ttft policy the recommendation from the upper bound
 // with its cut ratio (an upper bound too). No ttft.censored=true samples
 // and no deadline margin: histograms carry neither outcomes nor durations.
-func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
+func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time, pause *pauser) {
 	if bs.series.len() == 0 {
 		return
 	}
@@ -260,6 +260,7 @@ func (bs *bucketStore) build(ms pmetric.MetricSlice, now time.Time) {
 		return dp.Attributes()
 	}
 	bs.series.each(func(s *bucketSeries) {
+		pause.maybe()
 		d := s.merged(now, bs.cfg.Histograms.MaxBuckets)
 		if d == nil || d.Total() == 0 {
 			return

@@ -275,3 +275,20 @@ func ExampleDist_Quantile() {
 	fmt.Printf("p99 ∈ (%g s, %g s] → cutoff %g s, cuts ≤ %.1f%%\n", iv.Lower, iv.Upper, r.Seconds, 100*r.CutRatio)
 	// Output: p99 ∈ (1 s, 2.5 s] → cutoff 3.2 s, cuts ≤ 0.5%
 }
+
+// TestHolds: Holds agrees with Total() > 0 (Window.Empty reads it on every
+// flush, so it stops at the first sample).
+func TestHolds(t *testing.T) {
+	for _, d := range []*Dist{
+		nil,
+		{Kind: Explicit, Bounds: []float64{1}, Counts: []uint64{0, 0}},
+		{Kind: Explicit, Bounds: []float64{1}, Counts: []uint64{0, 3}},
+		{Kind: Exponential, Zero: 1},
+		{Kind: Exponential, Counts: []uint64{0, 0, 1}},
+		{Kind: Exponential},
+	} {
+		if d.Holds() != (d.Total() > 0) {
+			t.Errorf("%+v: Holds %v, Total %d", d, d.Holds(), d.Total())
+		}
+	}
+}

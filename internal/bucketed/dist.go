@@ -82,6 +82,22 @@ func (d *Dist) Total() uint64 {
 	return n
 }
 
+// Holds reports whether d holds any sample; it stops at the first.
+func (d *Dist) Holds() bool {
+	if d == nil {
+		return false
+	}
+	if d.Zero > 0 {
+		return true
+	}
+	for _, c := range d.Counts {
+		if c > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // satAdd is a + b, or math.MaxUint64 where that would wrap. Every count is
 // added this way: each point's buckets add up to its count, but a window
 // adds points from many senders, and a sender may claim counts near 2^64

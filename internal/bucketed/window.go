@@ -143,7 +143,7 @@ func (w *Window) Empty(now time.Time) bool {
 			s.d = nil
 			continue
 		}
-		if s.d.Total() > 0 {
+		if empty && s.d.Holds() {
 			empty = false
 		}
 	}
