@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -290,5 +291,54 @@ func TestHolds(t *testing.T) {
 		if d.Holds() != (d.Total() > 0) {
 			t.Errorf("%+v: Holds %v, Total %d", d, d.Holds(), d.Total())
 		}
+	}
+}
+
+// TestWindowSharesExplicitBounds: the slices of a window share one copy of
+// an explicit layout's bounds, so 24 slices of a 1,024-bucket layout hold
+// about 24 × 8 KiB of counts and 8 KiB of bounds, not 24 × 16 KiB (heap
+// measured over 100 windows, not only the window's own accounting).
+func TestWindowSharesExplicitBounds(t *testing.T) {
+	bounds := make([]float64, 1023)
+	for i := range bounds {
+		bounds[i] = float64(i+1) * 0.01
+	}
+	counts := make([]uint64, 1024)
+	counts[100] = 1
+	point := &Dist{Kind: Explicit, Bounds: bounds, Counts: counts}
+	start := time.Unix(1_700_000_000, 0)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	const windows = 100
+	ws := make([]*Window, windows)
+	before := heap()
+	for i := range ws {
+		ws[i] = NewWindow(Explicit, 24*time.Hour, 24, 1024, start)
+		for s := 0; s < 24; s++ {
+			ws[i].Add(point, start.Add(time.Duration(s)*time.Hour))
+		}
+	}
+	perWindow := float64(heap()-before) / windows
+	runtime.KeepAlive(ws)
+	sized := ws[0].SizeBytes()
+	t.Logf("per window: %.0f bytes on the heap, SizeBytes %d", perWindow, sized)
+	if perWindow > 25*1024*8+16*1024 {
+		t.Errorf("%.0f bytes a window: the bounds are not shared", perWindow)
+	}
+	if math.Abs(perWindow-float64(sized)) > 0.1*perWindow {
+		t.Errorf("SizeBytes %d, the heap holds %.0f", sized, perWindow)
+	}
+	// Shared bounds are never written in place: a merge to another layout
+	// gives the slice bounds of its own.
+	ws[0].Add(&Dist{Kind: Explicit, Bounds: []float64{bounds[49]}, Counts: []uint64{1, 1}}, start.Add(23*time.Hour))
+	if !slices.Equal(bounds, ws[0].ring[mod(ws[0].head-1, 24)].d.Bounds) || !slices.Equal(bounds, ws[0].bounds) {
+		t.Error("a merge to another layout wrote the shared bounds")
+	}
+	if got := ws[0].Snapshot(start.Add(23 * time.Hour)).Bounds; len(got) != 1 {
+		t.Errorf("snapshot bounds %d, want the 1 both layouts share", len(got))
 	}
 }

@@ -2,6 +2,7 @@ package bucketed
 
 import (
 	"math"
+	"slices"
 	"time"
 	"unsafe"
 )
@@ -18,6 +19,10 @@ type Window struct {
 	maxBuckets int
 	// coarsened counts merges that lost resolution (layout change, downscale).
 	coarsened uint64
+	// bounds is the explicit layout the slices share: a slice whose bounds
+	// are equal points at it rather than at a copy of its own (Bounds are
+	// never written in place: a merge to another layout replaces them).
+	bounds []float64
 }
 
 type wslice struct {
@@ -90,6 +95,13 @@ func (w *Window) Add(d *Dist, now time.Time) bool {
 	if s.num != w.head || s.d == nil {
 		s.num = w.head
 		s.d = d.Clone()
+		if s.d.Kind == Explicit {
+			if slices.Equal(s.d.Bounds, w.bounds) {
+				s.d.Bounds = w.bounds
+			} else {
+				w.bounds = s.d.Bounds
+			}
+		}
 		if s.d.Kind == Exponential {
 			s.d.Trim()
 			if s.d.Fit(w.maxBuckets) {
@@ -150,11 +162,20 @@ func (w *Window) Empty(now time.Time) bool {
 	return empty
 }
 
-// SizeBytes is the memory held by the window.
+// SizeBytes is the memory held by the window, shared bounds counted once.
 func (w *Window) SizeBytes() int {
 	n := int(unsafe.Sizeof(*w)) + cap(w.ring)*int(unsafe.Sizeof(wslice{}))
+	shared := false
 	for i := range w.ring {
-		n += w.ring[i].d.SizeBytes()
+		d := w.ring[i].d
+		n += d.SizeBytes()
+		if d != nil && len(w.bounds) > 0 && unsafe.SliceData(d.Bounds) == unsafe.SliceData(w.bounds) {
+			n -= cap(d.Bounds) * 8
+			shared = true
+		}
+	}
+	if shared {
+		n += cap(w.bounds) * 8
 	}
 	return n
 }
