@@ -625,3 +625,40 @@ func foldDuration(rows []*GatewayRecord, start time.Time, hasStart bool) (float6
 	}
 	return sum, true
 }
+
+// gatewayRecordJSON is a GatewayRecord as the gateway receiver saves a row
+// it holds for its request's fallback rows across a graceful restart.
+type gatewayRecordJSON struct {
+	Record        record.Record `json:"record"`
+	Start         time.Time     `json:"start"`
+	HasStart      bool          `json:"has_start"`
+	Rejected      string        `json:"rejected,omitempty"`
+	Refused       uint8         `json:"refused,omitempty"`
+	ID            string        `json:"id,omitempty"`
+	ParentID      string        `json:"parent_id,omitempty"`
+	FallbackIndex int64         `json:"fallback_index,omitempty"`
+	Own           int64         `json:"own"`
+}
+
+// MarshalJSON saves every field, the unexported ones too.
+func (r GatewayRecord) MarshalJSON() ([]byte, error) {
+	return json.Marshal(gatewayRecordJSON{Record: r.Record, Start: r.Start, HasStart: r.HasStart, Rejected: r.Rejected,
+		Refused: uint8(r.refused), ID: r.ID, ParentID: r.ParentID, FallbackIndex: r.FallbackIndex, Own: r.own})
+}
+
+// UnmarshalJSON reads what MarshalJSON saved. The record it holds is
+// stamped on a log record, which the connector validates as it validates
+// every record read back (docs/architecture.md §10); the attempt counts the
+// fold adds up are bounded here.
+func (r *GatewayRecord) UnmarshalJSON(b []byte) error {
+	var j gatewayRecordJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	if j.Own < 0 || j.Own > record.MaxAttempts || j.FallbackIndex < 0 || j.FallbackIndex > record.MaxAttempts {
+		return errors.New("saved gateway record: attempts out of bounds")
+	}
+	*r = GatewayRecord{Record: j.Record, Start: j.Start, HasStart: j.HasStart, Rejected: j.Rejected,
+		refused: gatewayRefusals(j.Refused), ID: j.ID, ParentID: j.ParentID, FallbackIndex: j.FallbackIndex, own: j.Own}
+	return nil
+}

@@ -1,6 +1,8 @@
 package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
 
 import (
+	"encoding/json"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,7 +18,8 @@ const (
 	waitExpired  = "expired"  // fallbacks::wait passed; what arrived was emitted as it is
 	waitEvicted  = "evicted"  // fallbacks::max_pending requests were already held
 	waitReplaced = "replaced" // a second first-attempt row with the same id (a file read twice)
-	waitStopped  = "stopped"  // the receiver stopped
+	waitStopped  = "stopped"  // the receiver stopped without storage: emitted as it is
+	waitSaved    = "saved"    // the receiver stopped with storage: saved, held again on start
 )
 
 // maxRowsPerRequest bounds the rows held for one request id.
@@ -163,4 +166,98 @@ func (f *fallbackRows) remove(h *heldRequest) *heldRequest {
 	h.done = true
 	delete(f.held, h.id)
 	return h
+}
+
+// savedRequest is a held request as a graceful stop saves it, with storage
+// set: its wait goes on after the restart, so a fallback row read then
+// still folds into its request's record.
+type savedRequest struct {
+	ID string `json:"id"`
+	// Remaining is what was left of its wait at the stop.
+	Remaining time.Duration `json:"remaining"`
+	Primary   bool          `json:"primary"`
+	Rows      []savedRow    `json:"rows"`
+}
+
+type savedRow struct {
+	Entry  *entry.Entry         `json:"entry"`
+	Record derive.GatewayRecord `json:"record"`
+}
+
+// snapshot is every held request, oldest first, as saved requests; they
+// stay held.
+func (f *fallbackRows) snapshot(now time.Time) []savedRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []savedRequest
+	for _, h := range f.queue[f.head:] {
+		if h.done {
+			continue
+		}
+		sr := savedRequest{ID: h.id, Remaining: max(h.deadline.Sub(now), 0), Primary: h.primary}
+		for _, r := range h.rows {
+			sr.Rows = append(sr.Rows, savedRow{Entry: r.e, Record: r.row})
+		}
+		out = append(out, sr)
+	}
+	return out
+}
+
+// restore holds saved requests again, each for what was left of its wait,
+// within the same bounds as rows read (maxPending, maxRowsPerRequest,
+// wait); out gets the requests those bounds release.
+func (f *fallbackRows) restore(saved []savedRequest, now time.Time, out []released) []released {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, sr := range saved {
+		if len(sr.Rows) == 0 || f.held[sr.ID] != nil {
+			continue
+		}
+		for len(f.held) >= f.maxPending {
+			out = append(out, released{f.remove(f.oldest()), waitEvicted})
+		}
+		h := &heldRequest{id: sr.ID, deadline: now.Add(min(max(sr.Remaining, 0), f.wait)), primary: sr.Primary}
+		for _, r := range sr.Rows[:min(len(sr.Rows), maxRowsPerRequest)] {
+			if r.Entry == nil {
+				continue
+			}
+			r.Entry.Attributes = jsonNumbers(r.Entry.Attributes)
+			r.Entry.Resource = jsonNumbers(r.Entry.Resource)
+			r.Entry.Body = jsonNumber(r.Entry.Body)
+			h.rows = append(h.rows, heldRow{e: r.Entry, row: r.Record})
+		}
+		if len(h.rows) == 0 {
+			continue
+		}
+		f.held[h.id] = h
+		f.queue = append(f.queue, h)
+	}
+	return out
+}
+
+// jsonNumbers gives numbers decoded with UseNumber back the types stanza
+// gives them: int64 when integral, else float64.
+func jsonNumbers(m map[string]any) map[string]any {
+	for k, v := range m {
+		m[k] = jsonNumber(v)
+	}
+	return m
+}
+
+func jsonNumber(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return n
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		return jsonNumbers(x)
+	case []any:
+		for i := range x {
+			x[i] = jsonNumber(x[i])
+		}
+	}
+	return v
 }

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/jonboulle/clockwork"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -71,11 +73,23 @@ type heldPipeline struct {
 
 func newHeldPipeline(t *testing.T, maxPending int) *heldPipeline {
 	t.Helper()
+	return newHeldPipelineOn(t, maxPending, clockwork.NewFakeClock(), nil)
+}
+
+// newHeldPipelineOn is newHeldPipeline on clock, with client as the
+// receiver's storage (nil: none configured).
+func newHeldPipelineOn(t *testing.T, maxPending int, clock *clockwork.FakeClock, client storage.Client) *heldPipeline {
+	t.Helper()
 	cfg := createDefaultConfig()
 	cfg.Format = FormatBifrost
 	cfg.Fallbacks.MaxPending = maxPending
-	clock := clockwork.NewFakeClock()
 	cfg.clock = clock
+	if client != nil {
+		id := component.MustNewID("file_storage")
+		cfg.StorageID = &id
+	} else {
+		client = storage.NewNopClient()
+	}
 	ops, err := operators(cfg)
 	require.NoError(t, err)
 	set := componenttest.NewNopTelemetrySettings()
@@ -86,7 +100,7 @@ func newHeldPipeline(t *testing.T, maxPending int) *heldPipeline {
 	out := &lockedCapture{OutputOperator: o}
 	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
 	require.NoError(t, err)
-	require.NoError(t, pipe.Start(storage.NewNopClient()))
+	require.NoError(t, pipe.Start(client))
 	p := &heldPipeline{first: pipe.Operators()[0], out: out, pipe: pipe, clock: clock, reader: reader, wait: cfg.Fallbacks.Wait}
 	t.Cleanup(func() { _ = pipe.Stop() })
 	return p
@@ -213,4 +227,52 @@ func TestStopEmitsTheRowsStillHeld(t *testing.T) {
 	require.Len(t, recs, 1, "nothing read is lost on a graceful stop")
 	assert.Equal(t, record.OutcomeError, recs[0].Outcome)
 	assert.Equal(t, map[string]int64{waitStopped: 1}, p.waits(t))
+}
+
+// TestSavedHeldRowsResumeTheirWait: with storage, a stop saves the held
+// request (its entry's attributes keep their types), the next start holds
+// it again for what was left of its wait, and then it is emitted as it
+// would have been without the restart. A saved state that does not read
+// is dropped, with a warning, and the start goes on.
+func TestSavedHeldRowsResumeTheirWait(t *testing.T) {
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+	clock := clockwork.NewFakeClock()
+	p := newHeldPipelineOn(t, 100, clock, client)
+	e := entry.New()
+	e.Body = bifrostParent
+	e.Attributes = map[string]any{"n": int64(7), "team": "search"}
+	require.NoError(t, p.first.ProcessBatch(context.Background(), []*entry.Entry{e}))
+	clock.Advance(40 * time.Second)
+	require.NoError(t, p.pipe.Stop())
+	require.Empty(t, p.out.records(t), "saved, not emitted")
+	assert.Equal(t, map[string]int64{waitSaved: 1}, p.waits(t))
+
+	q := newHeldPipelineOn(t, 100, clock, client)
+	require.NoError(t, clock.BlockUntilContext(context.Background(), 1))
+	clock.Advance(15 * time.Second) // 20 s were left
+	time.Sleep(50 * time.Millisecond)
+	require.Empty(t, q.out.records(t), "held again for what was left of its wait")
+	clock.Advance(10 * time.Second)
+	require.Eventually(t, func() bool { return len(q.out.records(t)) == 1 }, 5*time.Second, 5*time.Millisecond)
+	rec := q.out.records(t)[0]
+	assert.Equal(t, record.OutcomeError, rec.Outcome)
+	assert.Equal(t, int64(2), rec.Attempts, "the 429 and its retry")
+	assert.Equal(t, "scn-http_429", rec.Model)
+	q.out.mu.Lock()
+	attrs := q.out.got[0].Attributes
+	q.out.mu.Unlock()
+	assert.Equal(t, int64(7), attrs["n"], "an integer attribute is an integer again")
+	assert.Equal(t, "search", attrs["team"])
+	assert.Equal(t, map[string]int64{waitExpired: 1}, q.waits(t))
+	saved, err := client.Get(context.Background(), mapOperatorType+"."+heldKey)
+	require.NoError(t, err)
+	assert.Nil(t, saved, "deleted once held again")
+
+	require.NoError(t, client.Set(context.Background(), mapOperatorType+"."+heldKey, []byte(`[{"id":"p-1","rows":[{"record":{"own":-5}}]}`)))
+	r := newHeldPipelineOn(t, 100, clock, client)
+	require.NoError(t, r.pipe.Stop())
+	assert.Empty(t, r.out.records(t))
+	saved, err = client.Get(context.Background(), mapOperatorType+"."+heldKey)
+	require.NoError(t, err)
+	assert.Nil(t, saved, "a state that does not read is dropped")
 }

@@ -1,6 +1,7 @@
 package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -98,6 +99,7 @@ func operators(c *Config) ([]operator.Config, error) {
 		keepRow:           c.KeepRow,
 		delimiter:         c.Delimiter,
 		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
+		saveHeld:          c.StorageID != nil,
 	}))
 	return ops, nil
 }
@@ -170,6 +172,9 @@ type mapConfig struct {
 	// keepRecordNumber is the user's include_file_record_number; the
 	// receiver turns it on for its own skipped-row logs either way.
 	keepRecordNumber bool
+	// saveHeld: storage is set, so a graceful stop saves the requests held
+	// for their fallback rows, and the start holds them again.
+	saveHeld bool
 }
 
 func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
@@ -203,6 +208,7 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 		headerLines:      headerLines,
 		keepRecordNumber: c.keepRecordNumber,
 		clock:            c.clock,
+		saveHeld:         c.saveHeld,
 	}
 	if c.spec.parent.set() {
 		o.fallbacks = newFallbackRows(c.fallbacks.Wait, c.fallbacks.MaxPending)
@@ -237,16 +243,72 @@ type mapOperator struct {
 	stop     chan struct{}
 	swept    sync.WaitGroup
 	stopOnce sync.Once
+	// saveHeld and persister: the held requests are saved on a graceful
+	// stop and held again on start (storage set).
+	saveHeld  bool
+	persister operator.Persister
 }
 
-// Start starts releasing held requests whose wait is over.
+// heldKey is where a graceful stop saves the held requests, in the
+// operator's scope of the receiver's storage.
+const heldKey = "fallbacks_held"
+
+// Start holds again the requests a graceful stop saved, and starts
+// releasing held requests whose wait is over.
 func (o *mapOperator) Start(p operator.Persister) error {
 	if o.fallbacks != nil {
+		if o.saveHeld && p != nil {
+			o.persister = p
+			o.restoreHeld()
+		}
 		o.stop = make(chan struct{})
 		o.swept.Add(1)
 		go o.sweep()
 	}
 	return o.TransformerOperator.Start(p)
+}
+
+// restoreHeld reads the saved requests and deletes them: from here they are
+// held in memory, and the next graceful stop saves them again.
+func (o *mapOperator) restoreHeld() {
+	ctx := context.Background()
+	b, err := o.persister.Get(ctx, heldKey)
+	if err != nil || len(b) == 0 {
+		return
+	}
+	var saved []savedRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&saved); err != nil {
+		o.Logger().Warn("the saved held gateway rows do not read; they are dropped", zap.Error(err))
+	} else if rel := o.fallbacks.restore(saved, o.clock.Now(), nil); len(rel) > 0 {
+		o.writeReleased(ctx, rel)
+	}
+	if err := o.persister.Delete(ctx, heldKey); err != nil {
+		o.Logger().Warn("deleting the saved held gateway rows failed: a crash before the next stop holds them again", zap.Error(err))
+	}
+}
+
+// saveHeldRows saves the held requests; false when that failed and they
+// are to be emitted instead.
+func (o *mapOperator) saveHeldRows() bool {
+	saved := o.fallbacks.snapshot(o.clock.Now())
+	if len(saved) == 0 {
+		return true
+	}
+	b, err := json.Marshal(saved)
+	if err == nil {
+		err = o.persister.Set(context.Background(), heldKey, b)
+	}
+	if err != nil {
+		o.Logger().Warn("saving the held gateway rows failed; they are emitted as they are", zap.Error(err))
+		return false
+	}
+	ctx := context.Background()
+	for range o.fallbacks.drain(nil) {
+		o.tel.fallbackWait(ctx, waitSaved)
+	}
+	return true
 }
 
 // sweepEvery is how often held requests are checked against their wait:
@@ -271,8 +333,9 @@ func (o *mapOperator) sweep() {
 	}
 }
 
-// Stop emits the requests still held: the stages after the mapping stop
-// after it, so nothing read is lost on a graceful stop.
+// Stop saves the requests still held (storage set) or emits them as they
+// are: the stages after the mapping stop after it, so nothing read is lost
+// on a graceful stop.
 func (o *mapOperator) Stop() error {
 	o.stopOnce.Do(func() {
 		if o.stop == nil {
@@ -280,6 +343,9 @@ func (o *mapOperator) Stop() error {
 		}
 		close(o.stop)
 		o.swept.Wait()
+		if o.persister != nil && o.saveHeldRows() {
+			return
+		}
 		if r := o.fallbacks.drain(nil); len(r) > 0 {
 			o.writeReleased(context.Background(), r)
 		}

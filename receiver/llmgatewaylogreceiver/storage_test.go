@@ -117,11 +117,12 @@ func TestRestartReadsOnlyNewRows(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-// TestRestartBetweenAFallbackAndItsRequest documents what a restart does to
-// a request that failed over: its first row, held for the fallback row, is
-// emitted as it is on the graceful stop (nothing read is lost); the
-// fallback row read after the restart finds no request held and is a
-// record of its own, with the provider before it counted.
+// TestRestartBetweenAFallbackAndItsRequest: a graceful stop between a
+// request's failed first row and its fallback row saves the held row in the
+// storage, and the start holds it again for what was left of its wait, so
+// the fallback row read after the restart folds into one record, as
+// without the restart. Before, the stop emitted the held row as an error
+// record and the fallback row became a second record.
 func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
 	ctx := context.Background()
 	logsDir, storageDir := t.TempDir(), t.TempDir()
@@ -141,7 +142,7 @@ func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
 	set := receivertest.NewNopSettings(typeStr)
 	reader := sdkmetric.NewManualReader()
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	run := func(want int) {
+	run := func(rows, want int) {
 		ext := storagetest.NewFileBackedStorageExtension("test", storageDir)
 		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
 		rcv, err := NewFactory().CreateLogs(ctx, set, cfg, sink)
@@ -149,7 +150,7 @@ func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
 		require.NoError(t, rcv.Start(ctx, host))
 		// The new row is read (and held: the wait is an hour).
 		require.Eventually(t, func() bool {
-			return counterByAttr(t, reader, metricRowsMapped, "reason")[""] == int64(want)
+			return counterByAttr(t, reader, metricRowsMapped, "reason")[""] == int64(rows)
 		}, 20*time.Second, 10*time.Millisecond)
 		require.NoError(t, rcv.Shutdown(ctx))
 		require.NoError(t, ext.Shutdown(ctx))
@@ -157,18 +158,19 @@ func TestRestartBetweenAFallbackAndItsRequest(t *testing.T) {
 	}
 
 	appendLine(bifrostParent)
-	run(1)
+	run(1, 0) // held, then saved by the stop
+	assert.Equal(t, int64(1), counterByAttr(t, reader, metricFallbackWaits, "result")[waitSaved])
 	appendLine(bifrostChild)
-	run(2)
+	run(2, 1)
 
 	recs := records(sink)
-	first, ok := recordtest.Read(recs[0].Attributes())
+	rec, ok := recordtest.Read(recs[0].Attributes())
 	require.True(t, ok)
-	assert.Equal(t, record.OutcomeError, first.Outcome, "the request's own row, emitted on the stop")
-	assert.Equal(t, int64(2), first.Attempts)
-	second, ok := recordtest.Read(recs[1].Attributes())
-	require.True(t, ok)
-	assert.Equal(t, record.OutcomeComplete, second.Outcome, "the fallback row, alone after the restart")
-	assert.Equal(t, int64(2), second.Attempts)
-	assert.True(t, second.DidFailOver())
+	assert.Equal(t, record.OutcomeComplete, rec.Outcome, "one record: the fallback folded into its request")
+	assert.Equal(t, int64(3), rec.Attempts, "429, its retry, and the fallback")
+	assert.True(t, rec.DidFailOver())
+	assert.Equal(t, "scn-normal", rec.Model, "the attempt that served")
+	assert.Equal(t, "ratelimit-guard", rec.Route)
+	assert.InDelta(t, 0.670625, rec.Duration, 1e-6, "from the request's start (saved) to the fallback's end")
+	assert.Equal(t, int64(1), counterByAttr(t, reader, metricFallbackWaits, "result")[waitMatched])
 }
