@@ -47,10 +47,12 @@ type preset struct {
 }
 
 // The status words below are the ones each source writes; lower-cased on read.
+// A three-digit HTTP status not listed itself is read by its class: "2xx",
+// "4xx", "5xx" (statusWord).
 var commonStatusValues = map[string][]string{
-	record.OutcomeComplete:          {"ok", "success", "succeeded", "completed", "complete", "200"},
-	record.OutcomeError:             {"error", "failed", "failure", "errored"},
-	record.OutcomeClosed:            {"closed", "cancelled", "canceled", "client_closed", "aborted", "abandoned"},
+	record.OutcomeComplete:          {"ok", "success", "succeeded", "completed", "complete", "200", "2xx"},
+	record.OutcomeError:             {"error", "failed", "failure", "errored", "4xx", "5xx"},
+	record.OutcomeClosed:            {"closed", "cancelled", "canceled", "client_closed", "aborted", "abandoned", "499"},
 	record.OutcomeTimeoutFirstToken: {"timeout_first_token", "first_token_timeout", "ttft_timeout"},
 	record.OutcomeTimeoutIdle:       {"timeout_idle", "idle_timeout", "chunk_timeout"},
 	record.OutcomeTimeoutDeadline:   {"timeout_deadline", "deadline_exceeded", "deadline_timeout", "total_timeout"},

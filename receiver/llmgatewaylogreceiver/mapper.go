@@ -76,6 +76,9 @@ func (m *mapper) mapView(v *rowView, out *derive.GatewayRecord) (reason string) 
 			return reasonMissingStatus
 		}
 		o, known := s.statuses[word]
+		if !known && httpStatus(word) {
+			o, known = s.statuses[word[:1]+"xx"]
+		}
 		switch {
 		case !known:
 			return reasonUnknownStatus
@@ -227,4 +230,10 @@ func scalarString(v any) string {
 		return t.String()
 	}
 	return ""
+}
+
+// httpStatus reports whether a status word is a three-digit HTTP status
+// code (100–599).
+func httpStatus(w string) bool {
+	return len(w) == 3 && w[0] >= '1' && w[0] <= '5' && w[1] >= '0' && w[1] <= '9' && w[2] >= '0' && w[2] <= '9'
 }

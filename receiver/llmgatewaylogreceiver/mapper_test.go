@@ -336,3 +336,33 @@ func TestGenericJSONReadsNestedFields(t *testing.T) {
 	assert.Equal(t, "16k-64k", out.rec.PromptBand)
 	assert.Equal(t, record.OutcomeComplete, out.rec.Outcome, "no status mapped: every row is a finished request")
 }
+
+// TestHTTPStatusCodesReadByClass: a status column of HTTP codes (Helicone,
+// proxy access logs) maps every code: the listed ones as listed (408 and
+// 504 timeouts, 499 the client closing), the rest by class, 2xx complete,
+// 4xx and 5xx error. Before, a 429 or a 500 row was skipped as
+// unknown_status, so failed requests dropped out of ttft.requests. A user
+// who replaces an outcome's words replaces its class too.
+func TestHTTPStatusCodesReadByClass(t *testing.T) {
+	m := testMapper(t, FormatJSON, MappingConfig{TTFT: "ttft_ms", Status: "status"})
+	for word, want := range map[any]string{
+		"200": record.OutcomeComplete, float64(201): record.OutcomeComplete,
+		"429": record.OutcomeError, float64(500): record.OutcomeError, "503": record.OutcomeError,
+		"499": record.OutcomeClosed, "408": record.OutcomeTimeoutFirstToken, "504": record.OutcomeTimeoutFirstToken,
+	} {
+		out, reason := m.mapRow(map[string]any{"status": word})
+		require.Empty(t, reason, "%v", word)
+		assert.Equal(t, want, out.rec.Outcome, "%v", word)
+	}
+	for _, word := range []string{"102", "600", "42", "2000", "4x9"} {
+		_, reason := m.mapRow(map[string]any{"status": word})
+		assert.Equal(t, reasonUnknownStatus, reason, word)
+	}
+	m = testMapper(t, FormatJSON, MappingConfig{TTFT: "ttft_ms", Status: "status",
+		StatusValues: map[string][]string{"complete": {"200"}}})
+	_, reason := m.mapRow(map[string]any{"status": "201"})
+	assert.Equal(t, reasonUnknownStatus, reason, "complete's words replaced: 2xx with them")
+	out, reason := m.mapRow(map[string]any{"status": "502"})
+	require.Empty(t, reason)
+	assert.Equal(t, record.OutcomeError, out.rec.Outcome)
+}
