@@ -128,6 +128,52 @@ type callBatch struct {
 	calls  []call
 	nested []nestedSpan
 	undo   []memUndo // what this batch changed in the call memory
+	// up indexes the spans of the traces that hold a call with a parent
+	// (ancestorsOf); nil until needed.
+	up map[callKey]ancestor
+}
+
+// ancestor is a span's parent and resource, for the walk up from a call.
+type ancestor struct {
+	parent pcommon.SpanID
+	resFP  uint64
+}
+
+// maxAncestorHops bounds the walk up from a call (derive's own bound on the
+// walk to an enclosing call).
+const maxAncestorHops = 256
+
+// ancestorsOf indexes the spans of td whose trace holds one of calls with
+// a parent, by trace and span id.
+func ancestorsOf(td ptrace.Traces, calls []call, fps *resourceFingerprints) map[callKey]ancestor {
+	traces := map[pcommon.TraceID]struct{}{}
+	for i := range calls {
+		if !calls[i].parent.IsEmpty() {
+			traces[calls[i].trace] = struct{}{}
+		}
+	}
+	up := map[callKey]ancestor{}
+	rss := td.ResourceSpans()
+	for i := 0; i < rss.Len(); i++ {
+		rs := rss.At(i)
+		var fp uint64
+		fpDone := false
+		sss := rs.ScopeSpans()
+		for j := 0; j < sss.Len(); j++ {
+			spans := sss.At(j).Spans()
+			for k := 0; k < spans.Len(); k++ {
+				span := spans.At(k)
+				if _, ok := traces[span.TraceID()]; !ok {
+					continue
+				}
+				if !fpDone {
+					fp, fpDone = fps.of(rs.Resource()), true
+				}
+				up[callKey{span.TraceID(), span.SpanID()}] = ancestor{span.ParentSpanID(), fp}
+			}
+		}
+	}
+	return up
 }
 
 type nestedSpan struct {
@@ -144,7 +190,7 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 	}
 	defer func() {
 		clear(b.calls)
-		b.calls, b.nested, b.undo = b.calls[:0], b.nested[:0], b.undo[:0]
+		b.calls, b.nested, b.undo, b.up = b.calls[:0], b.nested[:0], b.undo[:0], nil
 		c.pending.Put(b)
 	}()
 	var fps resourceFingerprints
@@ -154,6 +200,11 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 				trace: span.TraceID(), id: span.SpanID(), parent: span.ParentSpanID()})
 		},
 		Nested: func(res pcommon.Resource, span ptrace.Span, _ pcommon.SpanID) {
+			b.nested = append(b.nested, nestedSpan{callKey{span.TraceID(), span.SpanID()}, fps.of(res)})
+		},
+		// Folded upstream (the processor marked it ttft.nested_in): as
+		// much a part of an emitted call as one folded here.
+		RereadNested: func(res pcommon.Resource, span ptrace.Span) {
 			b.nested = append(b.nested, nestedSpan{callKey{span.TraceID(), span.SpanID()}, fps.of(res)})
 		},
 	})
@@ -183,6 +234,22 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 			add(callKey{it.trace, it.id}, flagCall, it.resFP)
 			if !it.parent.IsEmpty() {
 				add(callKey{it.trace, it.parent}, flagParent, it.resFP)
+				// derive finds a call's enclosing call through spans that
+				// are no calls (an HTTP client span, a gateway's plugin
+				// spans): remember the ancestors beyond them too, so an
+				// enclosing call that comes later is known as this one's.
+				if b.up == nil {
+					b.up = ancestorsOf(td, b.calls, &fps)
+				}
+				p := it.parent
+				for hop := 0; hop < maxAncestorHops; hop++ {
+					a, ok := b.up[callKey{it.trace, p}]
+					if !ok || a.resFP != it.resFP || a.parent.IsEmpty() {
+						break
+					}
+					add(callKey{it.trace, a.parent}, flagParent, it.resFP)
+					p = a.parent
+				}
 			}
 			keep = append(keep, it)
 		}

@@ -92,7 +92,11 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 	if link != nil {
 		s = *link
 	}
-	if s == nil || s.dead {
+	// The link is the histogram series', whose key holds the record's
+	// ttft.measured_at, not always the clock WindowUse files it under (a
+	// cut after ttft.chunk events that carried nothing is first_content
+	// data): a link to another clock's series is no hit.
+	if s == nil || s.dead || s.measuredAt != measuredAt {
 		var ok bool
 		if s, ok = ws.get(tgt, rec.PromptBand, measuredAt, now, st); !ok {
 			return

@@ -79,6 +79,16 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	if rec.Outcome == "" {
 		rec.Outcome = e.outcome(r.contentSeen())
 	}
+	if rec.Outcome == record.OutcomeTimeoutFirstToken && rec.HasTimeToFirstContent {
+		// An exact first-token timeout message over a span with content:
+		// as for a gateway row, a request cut before its first token has
+		// no first-content time (record.Validate refuses the pair).
+		rec.TimeToFirstContent, rec.HasTimeToFirstContent = 0, false
+		if rec.HasTimeToFirstChunk {
+			rec.MeasuredAt = record.MeasuredAtFirstChunk
+		}
+		has = rec.HasTimeToFirstChunk
+	}
 	rec.Attempts = d.attempts(sc, r)
 	if _, failedOver, ok := r.gatewayAttempts(); ok {
 		rec.FailedOver, rec.FailedOverKnown = failedOver, true
@@ -92,6 +102,17 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	}
 	if rec.Route == "" {
 		rec.Route = r.nestedRoute
+	}
+	if rec.HasDuration && r.lastEnd > e.end {
+		// A nested span that outlived the root (an instrumentation that
+		// ends its span when it hands the stream back) ended the call: a
+		// time folded from it may lie past the root's end, and a record
+		// keeps its times within its duration (record.Validate), or the
+		// connector refuses it when read back.
+		end := max(rec.TimeToFirstContent, rec.TimeToFirstChunk, rec.TimeToHeaders, rec.MaxChunkGap)
+		if ext := float64(r.lastEnd-e.start) / 1e9; end > rec.Duration+durationSlack && ext <= d.cfg.MaxDurationSeconds {
+			rec.Duration = ext
+		}
 	}
 	d.finishRecord(rec)
 	if has {

@@ -21,6 +21,10 @@ type TraceVisitor struct {
 	// Nested, when set, is called once per GenAI span whose evidence was
 	// folded into the record of an enclosing span (outer is that span's id).
 	Nested func(res pcommon.Resource, span ptrace.Span, outer pcommon.SpanID)
+	// RereadNested, when set, is called once per span read back with a
+	// ttft.nested_in marker stamped upstream (skipped here, as every
+	// nested span is).
+	RereadNested func(res pcommon.Resource, span ptrace.Span)
 }
 
 // Traces derives one record per GenAI call in the batch. Spans already
@@ -69,6 +73,10 @@ type foldState struct {
 	hasGap                          bool
 	contentChunks                   int64
 	outcome                         string
+	// lastEnd is the latest end of the call's spans with valid timing: a
+	// nested span may outlive its root (an instrumentation that ends its
+	// span when it hands the stream back), and the call lasts until then.
+	lastEnd uint64
 
 	// Target fields from the nested spans, for a root that lacks them: the
 	// first nested span (in batch order) that has each.
@@ -309,8 +317,13 @@ func (d *Deriver) TracesWith(td ptrace.Traces, v TraceVisitor) Stats {
 				// read back (Inspect would find StateNone): a length test per
 				// key instead of Inspect's pass. Under StampedOnly the span
 				// passed the same test above.
-				if (d.stampedOnly || record.Carries(span.Attributes())) && readBackDone(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span) {
-					continue
+				if d.stampedOnly || record.Carries(span.Attributes()) {
+					if state := readBackAs(d, span.Attributes(), &sc.rec, &st, v.reread(), res, span); state != record.StateNone {
+						if state == record.StateNested && v.RereadNested != nil {
+							v.RereadNested(res, span)
+						}
+						continue
+					}
 				}
 				e := sc.next()
 				d.scanSpan(&e.ev, &si, span)
@@ -402,16 +415,17 @@ func (d *Deriver) readBack(attrs pcommon.Map, rec *record.Record, st *Stats) rec
 // record is foreign and skipped like a nested span rather than count a
 // call twice.)
 func readBackDone[T any](d *Deriver, attrs pcommon.Map, rec *record.Record, st *Stats, visit func(pcommon.Resource, T, *record.Record), res pcommon.Resource, item T) bool {
-	switch d.readBack(attrs, rec, st) {
-	case record.StateNested:
-		return true
-	case record.StateStamped:
-		if visit != nil {
-			visit(res, item, rec)
-		}
-		return true
+	return readBackAs(d, attrs, rec, st, visit, res, item) != record.StateNone
+}
+
+// readBackAs is readBackDone, reporting what it found: StateNested,
+// StateStamped (handed to visit) or StateNone (derive the item).
+func readBackAs[T any](d *Deriver, attrs pcommon.Map, rec *record.Record, st *Stats, visit func(pcommon.Resource, T, *record.Record), res pcommon.Resource, item T) record.State {
+	state := d.readBack(attrs, rec, st)
+	if state == record.StateStamped && visit != nil {
+		visit(res, item, rec)
 	}
-	return false
+	return state
 }
 
 // checkTimings drops candidates a span's own timing contradicts.
@@ -730,6 +744,9 @@ func (d *Deriver) fold(sc *scratch) {
 		}
 		if e.ev.contentChunks > r.contentChunks {
 			r.contentChunks = e.ev.contentChunks
+		}
+		if e.ev.timingValid && e.ev.end > r.lastEnd {
+			r.lastEnd = e.ev.end
 		}
 		r.invalidTiming = r.invalidTiming || e.ev.invalidTTFT || !e.ev.timingValid
 		r.durationAsTTFT = r.durationAsTTFT || e.ev.durationAsTTFT

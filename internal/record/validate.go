@@ -75,6 +75,11 @@ func Validate(r *Record, lim *Limits) Invalid {
 	if !ValidOutcome(r.Outcome) {
 		return InvalidOutcome
 	}
+	if r.Outcome == OutcomeTimeoutFirstToken && r.HasTimeToFirstContent {
+		// Cut before its first token, yet a first-content time: one of
+		// the two is false (docs/architecture.md §4, outcome rules).
+		return InvalidOutcome
+	}
 	if badTime(r.TimeToFirstContent, r.HasTimeToFirstContent) || badTime(r.TimeToFirstChunk, r.HasTimeToFirstChunk) ||
 		badTime(r.TimeToHeaders, r.HasTimeToHeaders) || badTime(r.MaxChunkGap, r.HasMaxChunkGap) ||
 		badTime(r.Duration, r.HasDuration) {

@@ -123,3 +123,10 @@ func TestWriteOverAStampedRecordRemovesItsKeys(t *testing.T) {
 		KeyRoute: "support", KeyOutcome: OutcomeClosed, KeyPromptBand: "unknown", KeyAttempts: int64(1), KeyObserver: ObserverClient,
 	}, attrs.AsRaw())
 }
+
+func TestValidateRefusesFirstTokenTimeoutWithContent(t *testing.T) {
+	lim := &Limits{MaxTTFT: 3600, MaxDuration: 86400, MaxChunkGap: 3600, Bands: []string{"<2k", "unknown"}}
+	r := Record{Outcome: OutcomeTimeoutFirstToken, TimeToFirstContent: 0.3, HasTimeToFirstContent: true,
+		Duration: 10, HasDuration: true, MeasuredAt: MeasuredAtFirstContent, Observer: ObserverGateway, PromptBand: "<2k", Attempts: 1}
+	assert.NotEqual(t, Valid, Validate(&r, lim), "timeout_first_token with a first-content time")
+}
