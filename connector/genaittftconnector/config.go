@@ -125,6 +125,10 @@ func (c *Config) Validate() error {
 			add("dimensions[%d] %q is listed twice: remove the duplicate", i, d)
 		case contains(reservedAttributes, d):
 			add("dimensions[%d] %q is set by the connector itself: remove it from dimensions", i, d)
+		case record.IsRecordKey(d) || d == record.KeyNestedIn:
+			// traces→logs writes dimensions as text over the record's own
+			// typed keys, and the aggregating tier then refuses the record.
+			add("dimensions[%d] %q is a key of the request record, not a dimension: remove it from dimensions", i, d)
 		}
 		seen[d] = true
 	}

@@ -56,6 +56,7 @@ func TestLoadConfig(t *testing.T) {
 				`dimensions[1] "gen_ai.request.model" is listed twice`,
 				`dimensions[2] "ttft.outcome" is set by the connector itself`,
 				`dimensions[3] is empty`,
+				`dimensions[4] "ttft.attempts" is a key of the request record, not a dimension`,
 				"flush_interval must be > 0",
 				"window must be > 0",
 				"window_slices must be >= 1",
