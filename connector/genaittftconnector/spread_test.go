@@ -119,24 +119,7 @@ func BenchmarkFlushStall(b *testing.B) {
 	}
 	one := stampedTraces(reqs[:1]...)
 	longest := func(during func()) time.Duration {
-		stop, done := make(chan struct{}), make(chan time.Duration)
-		go func() {
-			var m time.Duration
-			for {
-				select {
-				case <-stop:
-					done <- m
-					return
-				default:
-				}
-				s := time.Now()
-				_ = c.ConsumeTraces(context.Background(), one)
-				m = max(m, time.Since(s))
-			}
-		}()
-		during()
-		close(stop)
-		return <-done
+		return longestWhile(func() { _ = c.ConsumeTraces(context.Background(), one) }, during)
 	}
 	var stall, floor, hold time.Duration
 	var took time.Duration
@@ -191,26 +174,34 @@ func BenchmarkFlushStallHistograms(b *testing.B) {
 	var stall, hold time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		stop, done := make(chan struct{}), make(chan time.Duration)
-		go func() {
-			var m time.Duration
-			for {
-				select {
-				case <-stop:
-					done <- m
-					return
-				default:
-				}
-				s := time.Now()
-				_ = c.ConsumeMetrics(context.Background(), one)
-				m = max(m, time.Since(s))
-			}
-		}()
-		c.flush(context.Background())
-		hold = max(hold, c.lastFlushHold)
-		close(stop)
-		stall = max(stall, <-done)
+		stall = max(stall, longestWhile(func() { _ = c.ConsumeMetrics(context.Background(), one) }, func() {
+			c.flush(context.Background())
+			hold = max(hold, c.lastFlushHold)
+		}))
 	}
 	b.ReportMetric(float64(stall.Nanoseconds()), "stall-max-ns")
 	b.ReportMetric(float64(hold.Nanoseconds()), "lock-hold-max-ns")
+}
+
+// longestWhile runs consume in a loop on another goroutine while during
+// runs, and returns the longest one consume call took.
+func longestWhile(consume, during func()) time.Duration {
+	stop, done := make(chan struct{}), make(chan time.Duration)
+	go func() {
+		var m time.Duration
+		for {
+			select {
+			case <-stop:
+				done <- m
+				return
+			default:
+			}
+			s := time.Now()
+			consume()
+			m = max(m, time.Since(s))
+		}
+	}()
+	during()
+	close(stop)
+	return <-done
 }
