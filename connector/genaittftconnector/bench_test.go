@@ -2,6 +2,7 @@ package genaittftconnector
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -11,9 +12,13 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/connector/connectortest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive/derivetest"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
@@ -158,4 +163,63 @@ func BenchmarkConsumeParallel(b *testing.B) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spansPerBatch), "ns/span")
+}
+
+// BenchmarkRecordsTraces is traces→logs per span on 200 traces of an app's
+// request: a server span, a handler span and a streamed call span (30
+// ttft.chunk events). calls_under_app_spans has the call under the handler,
+// so the batch's ancestor index is built and each call's ancestors are
+// remembered (a late enclosing call is then known); root_calls has the
+// same spans with the call as a root of its own, so neither runs. Every
+// iteration gives the spans fresh trace ids: no call is a repeat.
+func BenchmarkRecordsTraces(b *testing.B) {
+	for _, nested := range []bool{false, true} {
+		name := "root_calls"
+		if nested {
+			name = "calls_under_app_spans"
+		}
+		b.Run(name, func(b *testing.B) {
+			const traces = 200
+			td, spans := newSpans("app")
+			for i := 0; i < traces; i++ {
+				tr := byte(i)
+				server := spans.AppendEmpty()
+				server.SetName("GET /answer")
+				server.SetKind(ptrace.SpanKindServer)
+				server.SetTraceID(pcommon.TraceID{tr, 1})
+				server.SetSpanID(pcommon.SpanID{tr, 1})
+				server.Attributes().PutStr("http.request.method", "GET")
+				handler := spans.AppendEmpty()
+				handler.SetName("answer")
+				handler.SetTraceID(pcommon.TraceID{tr, 1})
+				handler.SetSpanID(pcommon.SpanID{tr, 2})
+				handler.SetParentSpanID(pcommon.SpanID{tr, 1})
+				var parent byte
+				if nested {
+					parent = 2
+				}
+				callSpan(spans, tr, 3, parent, "gpt-4.1", 0.8, 30)
+			}
+			set := connectortest.NewNopSettings(metadata.Type)
+			c, err := NewFactory().CreateTracesToLogs(clockwork.AddToContext(context.Background(), clockwork.NewFakeClockAt(testStart)),
+				set, defaultConfig(), consumertest.NewNop())
+			require.NoError(b, err)
+			require.NoError(b, c.Start(context.Background(), componenttest.NewNopHost()))
+			defer func() { require.NoError(b, c.Shutdown(context.Background())) }()
+			ctx := context.Background()
+			b.ReportAllocs()
+			var n uint64
+			for b.Loop() {
+				n++
+				for i := 0; i < spans.Len(); i++ {
+					s := spans.At(i)
+					id := s.TraceID()
+					binary.LittleEndian.PutUint64(id[8:], n)
+					s.SetTraceID(id)
+				}
+				require.NoError(b, c.ConsumeTraces(ctx, td))
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*spans.Len()), "ns/span")
+		})
+	}
 }
