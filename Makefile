@@ -33,6 +33,7 @@ test: lint build $(SPANMETRICS_DIST) prometheus
 	TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) $(GO) test -race -count=1 -timeout 30m $(PKGS)
 	cd bench && $(GO) vet ./... && TTFT_E2E=1 OTELCOL_TTFT_BIN=$(CURDIR)/$(DIST) \
 		OTELCOL_TTFT_SPANMETRICS_BIN=$(CURDIR)/$(SPANMETRICS_DIST) $(GO) test -count=1 ./...
+	cd test/promreceiver && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) instrumentation-test
 
 ## instrumentation-test: the app-side packages in instrumentation/: the Go module and its SDK test

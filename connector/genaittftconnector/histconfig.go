@@ -27,11 +27,14 @@ type HistogramsConfig struct {
 	Sources []HistogramSource `mapstructure:"sources"`
 	// InitialValue decides whether the first point of a cumulative series
 	// counts: auto counts it only when its start time is known and not
-	// before the connector started (so none of its samples are older than
-	// this collector); keep always; drop never (it is the baseline).
+	// before the connector started, or, without a start time, when an
+	// earlier scrape of its target lacked the series (so none of its samples
+	// are older than this collector); keep always; drop never (it is the
+	// baseline).
 	InitialValue string `mapstructure:"initial_value"`
 	// StaleAfter forgets a source series not seen for longer; when it
-	// returns, its next point is a first point again.
+	// returns, its next point is a first point again. Staleness markers do
+	// not forget it.
 	StaleAfter time.Duration `mapstructure:"stale_after"`
 	// MaxBuckets caps one histogram: explicit layouts with more buckets are
 	// rejected, exponential ones are downscaled to fit.

@@ -38,7 +38,7 @@ const (
 	pointUnchanged  = "unchanged"  // no new samples since the last point
 	pointReset      = "reset"      // counter reset or restart: the point counted from zero
 	pointDownscaled = "downscaled" // an exponential point downscaled to fit max_buckets
-	pointStale      = "stale"      // a staleness marker: the series' state is dropped
+	pointStale      = "stale"      // a staleness marker: the series' last point stays its baseline
 	// pointLayoutApart: windowed under a bucket layout that another layout of
 	// the target outnumbers and that does not refine it, so its samples are
 	// left out of the target's gauges for now (histwindows.go).
@@ -73,7 +73,11 @@ type histInput struct {
 	// back every first point that started before it.
 	forgotten   map[string]time.Time
 	forgotFloor time.Time
-	windows     *bucketStore
+	// resources are the resources (scrape targets: one per job and
+	// instance) of the series in sources: for a first point without a
+	// start time, whether an earlier scrape of its target lacked it.
+	resources map[string]*resourceState
+	windows   *bucketStore
 
 	key   keyBuilder
 	pairs []string
@@ -86,6 +90,18 @@ type sourceState struct {
 	start    pcommon.Timestamp
 	ts       pcommon.Timestamp
 	d        *bucketed.Dist
+	res      *resourceState
+}
+
+// resourceState is what is known of one resource's points.
+type resourceState struct {
+	key       string
+	firstTS   pcommon.Timestamp // of the first point seen from it
+	firstSeen time.Time         // when that point came
+	series    int               // its series in sources
+	// blind: a new series of it was dropped (source_series_limit), so a
+	// series missing from its earlier points may have been there.
+	blind bool
 }
 
 func newHistInput(cfg *Config) *histInput {
@@ -94,6 +110,7 @@ func newHistInput(cfg *Config) *histInput {
 		table:     cfg.Histograms.table(),
 		sources:   map[string]*sourceState{},
 		forgotten: map[string]time.Time{},
+		resources: map[string]*resourceState{},
 		windows:   newBucketStore(cfg),
 	}
 }
@@ -212,10 +229,11 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	h.key.str(sortedAttrs(attrs, &h.pairs))
 	h.key.bound()
 	if flags.NoRecordedValue() {
-		// A staleness marker: the series is gone; a return starts afresh.
-		if _, ok := h.sources[string(h.key.buf)]; ok {
-			h.forget(string(h.key.buf), now)
-		}
+		// A staleness marker: the last scrape did not expose the series. A
+		// failed scrape marks every series so, and a restarted producer
+		// those it has not recreated yet. The last point stays the
+		// baseline (stale_after forgets it): the same producer's next point
+		// counts what grew meanwhile, a restarted one's is a reset.
 		hs.add(pointStale)
 		return
 	}
@@ -228,13 +246,20 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	if cumulative {
 		prev, ok := h.sources[string(h.key.buf)]
 		if !ok {
+			key := string(h.key.buf)
+			rs := h.resource(resKey, ts, now)
 			if len(h.sources) >= h.cfg.Histograms.SourceSeriesLimit {
+				if rs.series > 0 {
+					rs.blind = true
+				} else {
+					delete(h.resources, rs.key)
+				}
 				st.skip(skipSourceSeriesLimit, 1)
 				return
 			}
-			key := string(h.key.buf)
-			h.sources[key] = &sourceState{lastSeen: now, start: start, ts: ts, d: d}
-			counts := h.countFirst(key, start, ts)
+			rs.series++
+			h.sources[key] = &sourceState{lastSeen: now, start: start, ts: ts, d: d, res: rs}
+			counts := h.countFirst(key, start, ts, rs, now)
 			delete(h.forgotten, key) // the series is back: its state holds it
 			if !counts {
 				hs.add(pointBaseline)
@@ -273,15 +298,43 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	hs.add(result)
 }
 
-// countFirst decides whether the first point of the cumulative series key counts.
-func (h *histInput) countFirst(key string, start, ts pcommon.Timestamp) bool {
+// resource returns the state of the resource whose key is resKey, opened
+// with the point at ts if it is new.
+func (h *histInput) resource(resKey string, ts pcommon.Timestamp, now time.Time) *resourceState {
+	var kb keyBuilder
+	kb.str(resKey)
+	kb.bound()
+	if rs, ok := h.resources[string(kb.buf)]; ok {
+		return rs
+	}
+	rs := &resourceState{key: string(kb.buf), firstTS: ts, firstSeen: now}
+	h.resources[rs.key] = rs
+	return rs
+}
+
+// countFirst decides whether the first point of the cumulative series key,
+// of resource rs, counts.
+func (h *histInput) countFirst(key string, start, ts pcommon.Timestamp, rs *resourceState, now time.Time) bool {
 	switch h.cfg.Histograms.InitialValue {
 	case initialKeep:
 		return true
 	case initialDrop:
 		return false
 	}
-	if start == 0 || start >= ts {
+	if start == 0 {
+		// No start time: what the prometheus receiver delivers from a text
+		// exposition without _created (Bifrost's). A series that an earlier
+		// scrape of its target, seen here, did not hold began after that
+		// scrape: all of its samples are newer than this collector and were
+		// never counted. Not when it was seen and forgotten (its tombstone,
+		// or one dropped since the target was first seen), nor when a new
+		// series of the target was dropped (source_series_limit). Same
+		// timestamp or same batch as the target's first point: part of
+		// its first scrape, a baseline.
+		_, seen := h.forgotten[key]
+		return ts > rs.firstTS && now.After(rs.firstSeen) && !rs.blind && !seen && h.forgotFloor.Before(rs.firstSeen)
+	}
+	if start >= ts {
 		return false
 	}
 	st := start.AsTime()
@@ -294,6 +347,11 @@ func (h *histInput) countFirst(key string, start, ts pcommon.Timestamp) bool {
 
 // forget drops a source series' state and keeps when, for its return.
 func (h *histInput) forget(key string, now time.Time) {
+	if s := h.sources[key]; s != nil && s.res != nil {
+		if s.res.series--; s.res.series <= 0 {
+			delete(h.resources, s.res.key)
+		}
+	}
 	delete(h.sources, key)
 	if len(h.forgotten) < h.cfg.Histograms.SourceSeriesLimit {
 		h.forgotten[key] = now

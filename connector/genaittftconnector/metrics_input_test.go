@@ -139,16 +139,17 @@ func TestCumulativeIncrements(t *testing.T) {
 	md := flushNow(t, c, sink)
 	assert.Equal(t, float64(50+10+20+5+4), windowSamples(t, md, "m"))
 
-	// A staleness marker forgets the series: the next point is a baseline.
+	// A staleness marker (a failed scrape) keeps the last point: the same
+	// producer's next point counts what grew, +996.
 	feed(hp{model: "m", start: restart, counts: counts17(7, 4), staleMarker: true})
 	feed(hp{model: "m", start: restart, counts: counts17(7, 1000)})
-	// So does stale_after (15m) without any point.
+	// stale_after (15m) without any point forgets the series: a baseline.
 	feed(hp{model: "n", start: t0, counts: counts17(7, 10)})
 	clock.Advance(16 * time.Minute)
 	c.flush(ctx)
 	feed(hp{model: "n", start: t0, counts: counts17(7, 30)})
 	md = flushNow(t, c, sink)
-	assert.Equal(t, float64(89), windowSamples(t, md, "m"), "after the marker, 1000 is a new baseline")
+	assert.Equal(t, float64(89+996), windowSamples(t, md, "m"), "after the marker, what grew since 4 counts")
 	assert.Equal(t, 0.0, windowSamples(t, md, "n"), "after stale_after, 30 is a new baseline")
 
 	// A series that started after the collector counts from its first point.
@@ -156,15 +157,16 @@ func TestCumulativeIncrements(t *testing.T) {
 	md = flushNow(t, c, sink)
 	assert.Equal(t, 7.0, windowSamples(t, md, "fresh"))
 
-	assert.Equal(t, map[string]int64{pointBaseline: 4, pointWindowed: 5, pointUnchanged: 1, pointReset: 3, pointStale: 1},
+	assert.Equal(t, map[string]int64{pointBaseline: 3, pointWindowed: 6, pointUnchanged: 1, pointReset: 3, pointStale: 1},
 		sumByAttr(t, tel, "otelcol_connector_genai_ttft_histogram_points", "result"))
 	assert.Equal(t, map[string]int64{skipOutOfOrder: 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_skipped", "reason"))
 }
 
-// TestForgettingOneSeriesHoldsBackOnlyItsReturn: a staleness marker or
-// stale_after of one series makes only that series' return a baseline (its
-// first point may hold samples already windowed); a series first seen
-// after it, that started after the collector, still counts whole.
+// TestForgettingOneSeriesHoldsBackOnlyItsReturn: stale_after of one series
+// makes only that series' return a baseline (its first point may hold
+// samples already windowed); a series first seen after it, that started
+// after the collector, still counts whole. A staleness marker forgets
+// nothing: the return counts what grew since the last point.
 func TestForgettingOneSeriesHoldsBackOnlyItsReturn(t *testing.T) {
 	clock := clockwork.NewFakeClockAt(testStart)
 	c, sink := newMetricsConnector(t, defaultConfig(), clock, nil)
@@ -181,12 +183,11 @@ func TestForgettingOneSeriesHoldsBackOnlyItsReturn(t *testing.T) {
 	feed(hp{model: "gone", start: started, counts: counts17(7, 3), staleMarker: true})
 	// Another sender's series, first seen now: started after the collector.
 	feed(hp{model: "new", start: started, counts: counts17(7, 5)})
-	// The forgotten series returns with its old start: its 3+4 may have been
-	// windowed already (3 were), so it is a baseline.
+	// The marked series returns with its old start: 3 were windowed, +4 grew.
 	feed(hp{model: "gone", start: started, counts: counts17(7, 7)})
 	md := flushNow(t, c, sink)
 	assert.Equal(t, 5.0, windowSamples(t, md, "new"), "another series' marker does not hold back a new series")
-	assert.Equal(t, 3.0, windowSamples(t, md, "gone"), "the returning series is a baseline")
+	assert.Equal(t, 7.0, windowSamples(t, md, "gone"), "the returning series counts what grew")
 
 	// stale_after forgets only the silent series too.
 	clock.Advance(16 * time.Minute) // both silent: both forgotten
@@ -198,7 +199,7 @@ func TestForgettingOneSeriesHoldsBackOnlyItsReturn(t *testing.T) {
 	md = flushNow(t, c, sink)
 	assert.Equal(t, 2.0, windowSamples(t, md, "other"))
 	assert.Equal(t, 5.0, windowSamples(t, md, "new"), "the returning series' 9 is a baseline")
-	assert.Equal(t, 4.0, windowSamples(t, md, "gone"), "a start after it was forgotten counts")
+	assert.Equal(t, 8.0, windowSamples(t, md, "gone"), "a start after it was forgotten counts")
 }
 
 func TestInitialValueKeepAndDelta(t *testing.T) {
