@@ -8,7 +8,7 @@ for pkg in $(go list ./...); do
   dir=$(go list -f '{{.Dir}}' "$pkg")
   for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //'); do
     echo "== $pkg $target ($fuzztime)"
-    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg"
+    go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" -fuzzminimizetime=5s "$pkg"
   done
 done
 }

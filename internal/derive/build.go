@@ -103,15 +103,24 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	if rec.Route == "" {
 		rec.Route = r.nestedRoute
 	}
-	if rec.HasDuration && r.lastEnd > e.end {
-		// A nested span that outlived the root (an instrumentation that
-		// ends its span when it hands the stream back) ended the call: a
-		// time folded from it may lie past the root's end, and a record
-		// keeps its times within its duration (record.Validate), or the
-		// connector refuses it when read back.
+	if rec.HasDuration {
+		// A time folded from a nested span is measured on that span, and
+		// lies within its duration (checkTimings), not always within the
+		// root's: a nested span that outlived the root (an instrumentation
+		// that ends its span when it hands the stream back), or started
+		// before it. The call lasted at least until its last span ended,
+		// and at least as long as any of its spans: a record keeps its
+		// times within its duration (record.Validate), or the connector
+		// refuses it when read back.
 		end := max(rec.TimeToFirstContent, rec.TimeToFirstChunk, rec.TimeToHeaders, rec.MaxChunkGap)
-		if ext := float64(r.lastEnd-e.start) / 1e9; end > rec.Duration+durationSlack && ext <= d.cfg.MaxDurationSeconds {
-			rec.Duration = ext
+		if end > rec.Duration+durationSlack {
+			ext := float64(r.longest) / 1e9
+			if r.lastEnd > e.end {
+				ext = max(ext, float64(r.lastEnd-e.start)/1e9)
+			}
+			if ext > rec.Duration && ext <= d.cfg.MaxDurationSeconds {
+				rec.Duration = ext
+			}
 		}
 	}
 	d.finishRecord(rec)

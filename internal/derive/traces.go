@@ -77,6 +77,10 @@ type foldState struct {
 	// nested span may outlive its root (an instrumentation that ends its
 	// span when it hands the stream back), and the call lasts until then.
 	lastEnd uint64
+	// longest is the longest own duration of the call's spans with valid
+	// timing: a time folded from a span lies within that span's duration
+	// (checkTimings), not always within the root's.
+	longest uint64
 
 	// Target fields from the nested spans, for a root that lacks them: the
 	// first nested span (in batch order) that has each.
@@ -745,8 +749,11 @@ func (d *Deriver) fold(sc *scratch) {
 		if e.ev.contentChunks > r.contentChunks {
 			r.contentChunks = e.ev.contentChunks
 		}
-		if e.ev.timingValid && e.ev.end > r.lastEnd {
-			r.lastEnd = e.ev.end
+		if e.ev.timingValid {
+			r.lastEnd = max(r.lastEnd, e.ev.end)
+			if e.ev.end > e.ev.start {
+				r.longest = max(r.longest, e.ev.end-e.ev.start)
+			}
 		}
 		r.invalidTiming = r.invalidTiming || e.ev.invalidTTFT || !e.ev.timingValid
 		r.durationAsTTFT = r.durationAsTTFT || e.ev.durationAsTTFT
