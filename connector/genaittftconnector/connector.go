@@ -307,7 +307,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 		invalid += n
 	}
 	if invalid > 0 && c.warnDue(now, "invalid_record", st) {
-		c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were derived afresh from their own evidence",
+		c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were not used as they are: each was derived afresh from its own evidence, or skipped where it has none (a log record of a call, as traces->logs writes it, is counted skipped{reason=span_log})",
 			zap.String("signal", signal), zap.Int64("count", invalid))
 	}
 	var overflowed int64
