@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make run: runs dist/otelcol-ttft on config/default.yaml (the bundled sample
 # export plus OTLP on localhost:4317/4318) and prints a per-target TTFT summary
-# every 15 s until Ctrl-C, which stops the collector too.
+# every 15 s until Ctrl-C (or SIGTERM), which stops the collector too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -22,7 +22,9 @@ mkdir -p "$RUN_DIR"
 log=$RUN_DIR/otelcol-ttft.log
 "$BIN" --config "$CONFIG" >"$log" 2>&1 &
 pid=$!
+summary=
 stop() {
+  if [ -n "$summary" ]; then kill -TERM "$summary" 2>/dev/null || true; fi
   if kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
@@ -51,4 +53,12 @@ run: otelcol-ttft is up (pid $pid, config $CONFIG, log $log)
   sample    examples/sample/gateway-export.csv (append rows to see them counted)
 The first summary appears after the connector's first flush (flush_interval 15s); Ctrl-C stops both.
 MSG
-"$RUN_DIR/ttft-summary" -url "$METRICS" -interval 15s
+# In the background and waited for, so a SIGTERM to this script (or to make)
+# runs the traps at once instead of after the summary exits, which it never does.
+"$RUN_DIR/ttft-summary" -url "$METRICS" -interval 15s &
+summary=$!
+if ! wait "$summary"; then
+  summary=
+  echo "run: the summary stopped (above); the collector keeps running on $CONFIG, Ctrl-C stops it" >&2
+  wait "$pid"
+fi
