@@ -43,7 +43,7 @@ const maxLayouts = 4
 
 // layoutWindow is the window of one bucket layout: explicit points with
 // exactly these bounds, or exponential points of scale ≥ 0 (fine) or
-// below (coarse: buckets over a factor 4 wide).
+// below (coarse: each bucket spans a factor of 4 or more).
 type layoutWindow struct {
 	bounds []float64
 	coarse bool
