@@ -371,7 +371,9 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 			"response.reasoning.delta", "response.reasoning_summary.delta":
 			return kindReasoning
 		}
-		if strings.Contains(t, "call") { // function_call_arguments, custom_tool_call_input, mcp_call_arguments, …
+		// function_call_arguments, custom_tool_call_input, mcp_call_arguments, …;
+		// not a tool's output (shell_call_output_content: a command's stdout).
+		if strings.Contains(t, "call") && !strings.Contains(t, "call_output") {
 			return kindToolCall
 		}
 	}
@@ -415,7 +417,7 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		return kindLifecycle
 	}
 	var typ, deltaType, blockType []byte
-	deltaCarries := false
+	deltaCarries, blockCarries := false, false
 	for s.more('}') {
 		switch string(s.key()) {
 		case "type":
@@ -423,7 +425,7 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 		case "delta":
 			deltaType, deltaCarries = f.anthropicDelta(s)
 		case "content_block":
-			blockType = objectType(s)
+			blockType, blockCarries = anthropicBlock(s)
 		case "message":
 			f.anthropicMessage(s, true)
 		case "usage":
@@ -449,10 +451,19 @@ func (f *facts) anthropic(s *jscan, event []byte) kind {
 	case "content_block_start":
 		// A tool call starts with its block, which names the tool (as a
 		// Chat stream's first tool_calls delta does); a text or thinking
-		// block starts empty.
+		// block usually starts empty, but may carry its first text (the
+		// SDKs keep it; Anthropic-format gateways send it).
 		switch string(blockType) {
 		case "tool_use", "server_tool_use", "mcp_tool_use":
 			return kindToolCall
+		case "text":
+			if blockCarries {
+				return kindContent
+			}
+		case "thinking":
+			if blockCarries {
+				return kindReasoning
+			}
 		case "redacted_thinking":
 			// Carries its (encrypted) thinking in the start itself; no
 			// delta follows.
@@ -503,8 +514,27 @@ func (f *facts) anthropicDelta(s *jscan) (typ []byte, carries bool) {
 	return typ, nonEmpty || !payload
 }
 
-// objectType reads an object (a Responses output item, an Anthropic content
-// block) and returns its "type".
+// anthropicBlock reads a content_block_start's block: its type, and whether
+// its text or thinking is non-empty.
+func anthropicBlock(s *jscan) (typ []byte, carries bool) {
+	if !s.enter('{') {
+		s.skip()
+		return nil, false
+	}
+	for s.more('}') {
+		switch string(s.key()) {
+		case "type":
+			typ, _ = s.strValue()
+		case "text", "thinking":
+			carries = s.nonEmpty() || carries
+		default:
+			s.skip()
+		}
+	}
+	return typ, carries
+}
+
+// objectType reads an object (a Responses output item) and returns its "type".
 func objectType(s *jscan) (typ []byte) {
 	if !s.enter('{') {
 		s.skip()
@@ -784,7 +814,7 @@ func geminiPart(s *jscan) kind {
 			text = s.nonEmpty() || text
 		case "thought":
 			thought = s.isTrue()
-		case "functionCall":
+		case "functionCall", "toolCall": // toolCall: a server-side (built-in) tool the model calls
 			call = s.nonEmpty() || call
 		default:
 			s.skip()

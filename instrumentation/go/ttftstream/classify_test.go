@@ -104,6 +104,17 @@ func TestClassifyChunks(t *testing.T) {
 		{"gemini finish-only", formatGemini, "", `{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":7}}`, kindLifecycle},
 		{"gemini usage-only", formatGemini, "", `{"usageMetadata":{"promptTokenCount":4},"modelVersion":"gemini-2.5-flash"}`, kindLifecycle},
 		{"gemini error", formatGemini, "", `{"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}`, kindError},
+		// A block may start with its first text (the SDKs keep it: the
+		// accumulated message begins with it); Anthropic-format gateways send it.
+		{"anthropic text block start with text", formatAnthropic, "", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Hello","citations":null}}`, kindContent},
+		{"anthropic thinking block start with thinking", formatAnthropic, "", `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"Let me see","signature":""}}`, kindReasoning},
+		// Gemini server-side tool invocations (include_server_side_tool_invocations):
+		// the model's call of a built-in tool is a toolCall part, its result a toolResponse part.
+		{"gemini server-side tool call", formatGemini, "", `{"candidates":[{"content":{"parts":[{"toolCall":{"id":"tc_1","toolType":"GOOGLE_SEARCH_WEB","args":{"queries":["northernmost city in the US"]}}}],"role":"model"}}]}`, kindToolCall},
+		{"gemini server-side tool response", formatGemini, "", `{"candidates":[{"content":{"parts":[{"toolResponse":{"id":"tc_1","toolType":"GOOGLE_SEARCH_WEB","response":{"results":[]}}}],"role":"model"}}]}`, kindLifecycle},
+		// A hosted shell command's stdout/stderr is the tool's output, not the model's.
+		{"responses shell command delta", formatResponses, "", `{"type":"response.shell_call_command.delta","output_index":0,"command_index":0,"delta":"ls"}`, kindToolCall},
+		{"responses shell output delta", formatResponses, "", `{"type":"response.shell_call_output_content.delta","output_index":0,"item_id":"sh_1","command_index":0,"delta":{"stdout":"a.txt\n","stderr":""}}`, kindLifecycle},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -161,7 +161,9 @@ function responses(f, data, event) {
     if ('delta' in o && !nonEmpty(o.delta)) return 'lifecycle';
     if (RESPONSES_CONTENT.has(t)) return 'content';
     if (RESPONSES_REASONING.has(t)) return 'reasoning';
-    if (t.includes('call')) return 'tool_call';
+    // function_call_arguments, custom_tool_call_input, …; not a tool's output
+    // (shell_call_output_content: a command's stdout).
+    if (t.includes('call') && !t.includes('call_output')) return 'tool_call';
   }
   return 'lifecycle';
 }
@@ -212,19 +214,26 @@ function anthropic(f, data, event) {
     case 'message_stop':
       f.marker = true;
       return 'lifecycle';
-    case 'content_block_start':
-      // A tool call starts with its block, which names the tool; a text
-      // or thinking block starts empty.
-      switch (isObj(o.content_block) ? o.content_block.type : undefined) {
+    case 'content_block_start': {
+      // A tool call starts with its block, which names the tool; a text or
+      // thinking block usually starts empty, but may carry its first text
+      // (the SDKs keep it; Anthropic-format gateways send it).
+      const b = isObj(o.content_block) ? o.content_block : {};
+      switch (b.type) {
         case 'tool_use':
         case 'server_tool_use':
         case 'mcp_tool_use':
           return 'tool_call';
+        case 'text':
+          return nonEmpty(b.text) ? 'content' : 'lifecycle';
+        case 'thinking':
+          return nonEmpty(b.thinking) ? 'reasoning' : 'lifecycle';
         case 'redacted_thinking':
           // Carries its (encrypted) thinking in the start itself; no delta follows.
           return 'reasoning';
       }
       return 'lifecycle';
+    }
     case 'content_block_delta':
       if (!isObj(o.delta) || !deltaCarries(o.delta)) return 'lifecycle'; // "text":"" and the like
       switch (o.delta.type) {
@@ -265,7 +274,8 @@ function gemini(f, data) {
       const parts = isObj(c.content) && Array.isArray(c.content.parts) ? c.content.parts : [];
       for (const p of parts) {
         if (!isObj(p)) continue;
-        if (nonEmpty(p.functionCall)) k = max(k, 'tool_call');
+        // toolCall: a server-side (built-in) tool the model calls.
+        if (nonEmpty(p.functionCall) || nonEmpty(p.toolCall)) k = max(k, 'tool_call');
         // executableCode: code the model wrote for code execution.
         else if ((nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) && p.thought === true) k = max(k, 'reasoning');
         else if (nonEmpty(p.text) || nonEmpty(p.inlineData) || nonEmpty(p.executableCode)) k = max(k, 'content');

@@ -115,6 +115,17 @@ test('kinds per format', () => {
     ['gemini', '', '{"candidates":[{"content":{"parts":[{"text":"x","thought":true}]}}]}', 'reasoning'],
     ['gemini', '', '{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f"}}]}}]}', 'tool_call'],
     ['gemini', '', '{"candidates":[{"content":{"parts":[{"text":""}]},"finishReason":"STOP"}]}', 'lifecycle'],
+    // A block may start with its first text (the SDKs keep it: the
+    // accumulated message begins with it); Anthropic-format gateways send it.
+    ['anthropic', '', '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"Hello","citations":null}}', 'content'],
+    ['anthropic', '', '{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"Let me see","signature":""}}', 'reasoning'],
+    // Gemini server-side tool invocations (include_server_side_tool_invocations):
+    // the model's call of a built-in tool is a toolCall part, its result a toolResponse part.
+    ['gemini', '', '{"candidates":[{"content":{"parts":[{"toolCall":{"id":"tc_1","toolType":"GOOGLE_SEARCH_WEB","args":{"queries":["northernmost city in the US"]}}}],"role":"model"}}]}', 'tool_call'],
+    ['gemini', '', '{"candidates":[{"content":{"parts":[{"toolResponse":{"id":"tc_1","toolType":"GOOGLE_SEARCH_WEB","response":{"results":[]}}}],"role":"model"}}]}', 'lifecycle'],
+    // A hosted shell command's stdout/stderr is the tool's output, not the model's.
+    ['responses', '', '{"type":"response.shell_call_command.delta","output_index":0,"command_index":0,"delta":"ls"}', 'tool_call'],
+    ['responses', '', '{"type":"response.shell_call_output_content.delta","output_index":0,"item_id":"sh_1","command_index":0,"delta":{"stdout":"a.txt\\n","stderr":""}}', 'lifecycle'],
   ];
   for (const [format, event, data, want] of cases) {
     assert.equal(classify(newFacts(), format, event, data), want, `${format} ${data}`);
