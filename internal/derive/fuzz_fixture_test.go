@@ -57,22 +57,7 @@ var fuzzKeys = []string{
 // derivations that reach every rule.
 func FuzzDeriveFixtureEdits(f *testing.F) {
 	fixtures := fixtureTraces(f)
-	cfg := DefaultConfig()
-	cfg.MaxEvents = 64
-	d, err := New(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
-	stamped, err := New(cfg, StampedOnly())
-	if err != nil {
-		f.Fatal(err)
-	}
-	skipCfg := cfg
-	skipCfg.SkipScopes = []string{"go.opentelemetry.io/", "acme.http", "@opentelemetry/"}
-	skipping, err := New(skipCfg)
-	if err != nil {
-		f.Fatal(err)
-	}
+	cfg, d, stamped, skipping := fuzzDerivers(f, "go.opentelemetry.io/", "acme.http", "@opentelemetry/")
 	for i := range fixtures {
 		f.Add(uint8(i), []byte{})
 		f.Add(uint8(i), []byte{0, 0, 1, 0, 0, 0, 0, 200, 3, 1, 9, 2, 0, 0, 0, 1})

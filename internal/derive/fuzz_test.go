@@ -88,22 +88,7 @@ func checkStats(t *testing.T, st Stats) {
 // fixtures) through Traces and Logs of the same bytes; the batch stamped
 // as the processor stamps it must read back the same under StampedOnly.
 func FuzzDeriveTraces(f *testing.F) {
-	cfg := DefaultConfig()
-	cfg.MaxEvents = 64
-	d, err := New(cfg)
-	if err != nil {
-		f.Fatal(err)
-	}
-	stamped, err := New(cfg, StampedOnly())
-	if err != nil {
-		f.Fatal(err)
-	}
-	skipCfg := cfg
-	skipCfg.SkipScopes = []string{"go.opentelemetry.io/", "acme.http"}
-	skipping, err := New(skipCfg)
-	if err != nil {
-		f.Fatal(err)
-	}
+	cfg, d, stamped, skipping := fuzzDerivers(f, "go.opentelemetry.io/", "acme.http")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		td, err := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(data)
 		if err == nil {
@@ -273,4 +258,25 @@ func FuzzDeriveSpan(f *testing.F) {
 		})
 		checkStats(t, st)
 	})
+}
+
+// fuzzDerivers builds the derivers the trace fuzz targets compare: the
+// default one (at most 64 events a span), the same under StampedOnly, and
+// the same skipping the given scopes.
+func fuzzDerivers(f *testing.F, skipScopes ...string) (cfg Config, d, stamped, skipping *Deriver) {
+	cfg = DefaultConfig()
+	cfg.MaxEvents = 64
+	var err error
+	if d, err = New(cfg); err != nil {
+		f.Fatal(err)
+	}
+	if stamped, err = New(cfg, StampedOnly()); err != nil {
+		f.Fatal(err)
+	}
+	skipCfg := cfg
+	skipCfg.SkipScopes = skipScopes
+	if skipping, err = New(skipCfg); err != nil {
+		f.Fatal(err)
+	}
+	return cfg, d, stamped, skipping
 }

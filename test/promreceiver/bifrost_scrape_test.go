@@ -229,30 +229,9 @@ func TestRealReceiverIntoConnector(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cf := genaittftconnector.NewFactory()
-	ccfg := cf.CreateDefaultConfig().(*genaittftconnector.Config)
-	ccfg.FlushInterval = 50 * time.Millisecond
-	sink := new(consumertest.MetricsSink)
-	conn, err := cf.CreateMetricsToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
-	pipe := &pipeline{conn: conn}
-
-	rf := prometheusreceiver.NewFactory()
-	rcfg := rf.CreateDefaultConfig().(*prometheusreceiver.Config)
-	require.NoError(t, confmap.NewFromStringMap(map[string]any{"config": map[string]any{
-		"scrape_configs": []any{map[string]any{
-			"job_name": "bifrost", "scrape_interval": "300ms", "scrape_timeout": "250ms",
-			"static_configs": []any{map[string]any{"targets": []any{strings.TrimPrefix(srv.URL, "http://")}}},
-		}},
-	}}).Unmarshal(rcfg))
-	recv, err := rf.CreateMetrics(context.Background(), receivertest.NewNopSettings(rf.Type()), rcfg, pipe)
-	require.NoError(t, err)
-	require.NoError(t, recv.Start(context.Background(), componenttest.NewNopHost()))
+	pipe, sink, stop := scrapeInto(t, srv.URL, "bifrost", false)
 	require.Eventually(t, func() bool { return pipe.n() >= len(script) }, 60*time.Second, 10*time.Millisecond)
-	require.NoError(t, recv.Shutdown(context.Background()))
-	time.Sleep(200 * time.Millisecond)
-	require.NoError(t, conn.Shutdown(context.Background()))
+	stop()
 
 	// What the receiver delivered, scrape by scrape.
 	for i, s := range script {
@@ -293,4 +272,41 @@ func TestRealReceiverIntoConnector(t *testing.T) {
 		}
 	}
 	t.Logf("windowed in all %v, want %v", total(got), total(want))
+}
+
+// scrapeInto starts a genai_ttft connector (flushing every 50 ms) and,
+// feeding it through a pipeline that keeps every batch, the real prometheus
+// receiver scraping url every 300 ms as job (native histograms if asked).
+// stop shuts the receiver down, lets the connector flush once more, and
+// shuts it down.
+func scrapeInto(t *testing.T, url, job string, native bool) (*pipeline, *consumertest.MetricsSink, func()) {
+	t.Helper()
+	cf := genaittftconnector.NewFactory()
+	ccfg := cf.CreateDefaultConfig().(*genaittftconnector.Config)
+	ccfg.FlushInterval = 50 * time.Millisecond
+	sink := new(consumertest.MetricsSink)
+	conn, err := cf.CreateMetricsToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
+	pipe := &pipeline{conn: conn}
+	rf := prometheusreceiver.NewFactory()
+	rcfg := rf.CreateDefaultConfig().(*prometheusreceiver.Config)
+	scrape := map[string]any{
+		"job_name": job, "scrape_interval": "300ms", "scrape_timeout": "250ms",
+		"static_configs": []any{map[string]any{"targets": []any{strings.TrimPrefix(url, "http://")}}},
+	}
+	if native {
+		scrape["scrape_native_histograms"] = true
+	}
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"config": map[string]any{
+		"scrape_configs": []any{scrape},
+	}}).Unmarshal(rcfg))
+	recv, err := rf.CreateMetrics(context.Background(), receivertest.NewNopSettings(rf.Type()), rcfg, pipe)
+	require.NoError(t, err)
+	require.NoError(t, recv.Start(context.Background(), componenttest.NewNopHost()))
+	return pipe, sink, func() {
+		require.NoError(t, recv.Shutdown(context.Background()))
+		time.Sleep(200 * time.Millisecond)
+		require.NoError(t, conn.Shutdown(context.Background()))
+	}
 }

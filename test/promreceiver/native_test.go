@@ -1,26 +1,16 @@
 package promreceiver
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/confmap"
-	"go.opentelemetry.io/collector/connector/connectortest"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver/receivertest"
-
-	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector"
 )
 
 // TestRealReceiverNativeHistogram: a vLLM-named native histogram served by
@@ -49,25 +39,7 @@ func TestRealReceiverNativeHistogram(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	cf := genaittftconnector.NewFactory()
-	ccfg := cf.CreateDefaultConfig().(*genaittftconnector.Config)
-	ccfg.FlushInterval = 50 * time.Millisecond
-	sink := new(consumertest.MetricsSink)
-	conn, err := cf.CreateMetricsToMetrics(context.Background(), connectortest.NewNopSettings(cf.Type()), ccfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, conn.Start(context.Background(), componenttest.NewNopHost()))
-	pipe := &pipeline{conn: conn}
-	rf := prometheusreceiver.NewFactory()
-	rcfg := rf.CreateDefaultConfig().(*prometheusreceiver.Config)
-	require.NoError(t, confmap.NewFromStringMap(map[string]any{"config": map[string]any{
-		"scrape_configs": []any{map[string]any{
-			"job_name": "vllm", "scrape_interval": "300ms", "scrape_timeout": "250ms", "scrape_native_histograms": true,
-			"static_configs": []any{map[string]any{"targets": []any{strings.TrimPrefix(srv.URL, "http://")}}},
-		}},
-	}}).Unmarshal(rcfg))
-	recv, err := rf.CreateMetrics(context.Background(), receivertest.NewNopSettings(rf.Type()), rcfg, pipe)
-	require.NoError(t, err)
-	require.NoError(t, recv.Start(context.Background(), componenttest.NewNopHost()))
+	pipe, sink, stop := scrapeInto(t, srv.URL, "vllm", true)
 
 	wait := func(n int64) {
 		t.Helper()
@@ -87,9 +59,7 @@ func TestRealReceiverNativeHistogram(t *testing.T) {
 	fail.Store(false)
 	n = scrapes.Load()
 	wait(n + 2)
-	require.NoError(t, recv.Shutdown(context.Background()))
-	time.Sleep(200 * time.Millisecond)
-	require.NoError(t, conn.Shutdown(context.Background()))
+	stop()
 
 	for i := 0; i < pipe.n(); i++ {
 		pipe.mu.Lock()
