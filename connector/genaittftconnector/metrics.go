@@ -247,16 +247,15 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 		prev, ok := h.sources[string(h.key.buf)]
 		if !ok {
 			key := string(h.key.buf)
-			rs := h.resource(resKey, ts, now)
+			rkey := resourceKey(resKey)
 			if len(h.sources) >= h.cfg.Histograms.SourceSeriesLimit {
-				if rs.series > 0 {
+				if rs := h.resources[rkey]; rs != nil {
 					rs.blind = true
-				} else {
-					delete(h.resources, rs.key)
 				}
 				st.skip(skipSourceSeriesLimit, 1)
 				return
 			}
+			rs := h.resource(rkey, ts, now)
 			rs.series++
 			h.sources[key] = &sourceState{lastSeen: now, start: start, ts: ts, d: d, res: rs}
 			counts := h.countFirst(key, start, ts, rs, now)
@@ -298,17 +297,22 @@ func (h *histInput) point(tgt *target, src *HistogramSource, resKey, name string
 	hs.add(result)
 }
 
-// resource returns the state of the resource whose key is resKey, opened
-// with the point at ts if it is new.
-func (h *histInput) resource(resKey string, ts pcommon.Timestamp, now time.Time) *resourceState {
+// resourceKey is the key of h.resources for a resource's sorted attributes.
+func resourceKey(resKey string) string {
 	var kb keyBuilder
 	kb.str(resKey)
 	kb.bound()
-	if rs, ok := h.resources[string(kb.buf)]; ok {
+	return string(kb.buf)
+}
+
+// resource returns the state of the resource whose key is key, opened with
+// the point at ts if it is new.
+func (h *histInput) resource(key string, ts pcommon.Timestamp, now time.Time) *resourceState {
+	if rs, ok := h.resources[key]; ok {
 		return rs
 	}
-	rs := &resourceState{key: string(kb.buf), firstTS: ts, firstSeen: now}
-	h.resources[rs.key] = rs
+	rs := &resourceState{key: key, firstTS: ts, firstSeen: now}
+	h.resources[key] = rs
 	return rs
 }
 
@@ -345,6 +349,13 @@ func (h *histInput) countFirst(key string, start, ts pcommon.Timestamp, rs *reso
 	return !ok || !st.Before(at)
 }
 
+// raiseFloor moves forgotFloor up to t: a forgetting no tombstone keeps.
+func (h *histInput) raiseFloor(t time.Time) {
+	if t.After(h.forgotFloor) {
+		h.forgotFloor = t
+	}
+}
+
 // forget drops a source series' state and keeps when, for its return.
 func (h *histInput) forget(key string, now time.Time) {
 	if s := h.sources[key]; s != nil && s.res != nil {
@@ -355,8 +366,8 @@ func (h *histInput) forget(key string, now time.Time) {
 	delete(h.sources, key)
 	if len(h.forgotten) < h.cfg.Histograms.SourceSeriesLimit {
 		h.forgotten[key] = now
-	} else if now.After(h.forgotFloor) {
-		h.forgotFloor = now
+	} else {
+		h.raiseFloor(now)
 	}
 }
 
@@ -560,9 +571,7 @@ func (h *histInput) expire(now time.Time) {
 	for k, at := range h.forgotten {
 		if now.Sub(at) > h.cfg.Window {
 			delete(h.forgotten, k)
-			if at.After(h.forgotFloor) {
-				h.forgotFloor = at
-			}
+			h.raiseFloor(at)
 		}
 	}
 }

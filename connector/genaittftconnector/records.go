@@ -277,17 +277,18 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 					b.up.build(td, &fps)
 					b.upBuilt = true
 				}
-				p := it.parent
-				for hop := 0; hop < maxAncestorHops; hop++ {
-					a, ok := b.up.get(callKey{it.trace, p})
-					if !ok || a.resFP != it.resFP || a.parent.IsEmpty() {
-						break // p is not in the batch (remembered above), another resource's, or a root
+				// a is the span at the current hop; each span is looked up once.
+				a, ok := b.up.get(callKey{it.trace, it.parent}) // not in the batch: remembered above
+				for hop := 0; ok && hop < maxAncestorHops; hop++ {
+					if a.resFP != it.resFP || a.parent.IsEmpty() {
+						break // another resource's span, or a root
 					}
-					if _, inBatch := b.up.get(callKey{it.trace, a.parent}); !inBatch {
+					next, inBatch := b.up.get(callKey{it.trace, a.parent})
+					if !inBatch {
 						add(callKey{it.trace, a.parent}, flagParent, it.resFP)
 						break
 					}
-					p = a.parent
+					a = next
 				}
 			}
 			keep = append(keep, it)
