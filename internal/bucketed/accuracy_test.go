@@ -342,3 +342,39 @@ func TestWindowSharesExplicitBounds(t *testing.T) {
 		t.Errorf("snapshot bounds %d, want the 1 both layouts share", len(got))
 	}
 }
+
+// TestQuantileAcrossZeroThresholds: a window that merged a source with a
+// zero threshold of 1 µs (its zero bucket: ten samples of 0.5 µs) and one
+// with none (ten samples of 1 ns, in the bucket (2^-30, 2^-29]) keeps the
+// wider threshold, so a bucket lies wholly inside the zero bucket's range.
+// Every interval still holds the exact nearest-rank quantile. Before, a
+// bucket's lower bound was raised to the threshold: the p90 came out as
+// (1e-6, 1.9e-9], inverted and missing the 0.5 µs it had to hold.
+func TestQuantileAcrossZeroThresholds(t *testing.T) {
+	wide := &Dist{Kind: Exponential, Scale: 0, Zero: 10, ZeroThreshold: 1e-6}
+	none := &Dist{Kind: Exponential, Scale: 0, Offset: -30, Counts: []uint64{10}}
+	if math.Ldexp(1, -30) >= 1e-9 || 1e-9 > math.Ldexp(1, -29) {
+		t.Fatal("1 ns is not in bucket -30 at scale 0")
+	}
+	sorted := make([]float64, 0, 20)
+	for range 10 {
+		sorted = append(sorted, 1e-9)
+	}
+	for range 10 {
+		sorted = append(sorted, 5e-7)
+	}
+	for _, order := range [][2]*Dist{{wide, none}, {none, wide}} {
+		d := order[0].Clone()
+		d.Merge(order[1], 160)
+		for _, q := range []float64{0.1, 0.5, 0.55, 0.9, 0.99} {
+			exact := nearestRank(sorted, q)
+			iv, ok := d.Quantile(q)
+			if !ok || !(iv.Lower <= iv.Upper) || !(exact >= iv.Lower && exact <= iv.Upper) {
+				t.Errorf("threshold %v first: q=%v: exact %v outside [%v, %v]", order[0].ZeroThreshold, q, exact, iv.Lower, iv.Upper)
+			}
+			if r := d.CutRatio(iv.Upper); r > 1-q+1e-9 {
+				t.Errorf("q=%v: cutting at the upper bound %v cuts %v > 1−q", q, iv.Upper, r)
+			}
+		}
+	}
+}

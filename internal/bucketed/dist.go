@@ -195,7 +195,14 @@ func (d *Dist) Quantile(q float64) (Interval, bool) {
 		for j, c := range d.Counts {
 			cum = satAdd(cum, c)
 			if cum >= k {
-				return d.expoBucket(j), true
+				// A window keeps the widest zero threshold of its
+				// sources, so a bucket of a source with a narrower one
+				// may lie below it: the zero bucket's samples, counted
+				// first, may then be larger than this bucket's, and
+				// the rank's sample is at most the threshold.
+				iv := d.expoBucket(j)
+				iv.Upper = math.Max(iv.Upper, d.ZeroThreshold)
+				return iv, true
 			}
 		}
 	}
@@ -215,9 +222,12 @@ func (d *Dist) explicitBucket(j int) Interval {
 
 // expoBucket is bucket Offset+j widened by one ulp each side, so a value the
 // producer put on a boundary computed with a different rounding stays inside.
+// Its lower bound is the bucket's, not the zero threshold: in a window that
+// merged sources, the threshold is the widest of theirs, and the samples of
+// a source with a narrower one may lie under it.
 func (d *Dist) expoBucket(j int) Interval {
 	i := int64(d.Offset) + int64(j)
-	lo := math.Max(expoBound(i, d.Scale), d.ZeroThreshold)
+	lo := expoBound(i, d.Scale)
 	hi := expoBound(i+1, d.Scale)
 	return Interval{Lower: math.Nextafter(lo, 0), Upper: math.Nextafter(hi, math.Inf(1))}
 }

@@ -14,6 +14,7 @@ func FuzzMerge(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, []byte{9, 10, 11}, int8(3), int8(0), uint16(7))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0xf0, 0x7f}, []byte{255, 255}, int8(20), int8(-10), uint16(1))
 	f.Add([]byte{}, []byte{1}, int8(8), int8(8), uint16(1000))
+	f.Add([]byte{0, 0, 5, 0x86, 3}, []byte{0, 0, 9, 9, 9}, int8(2), int8(2), uint16(160))
 	f.Fuzz(func(t *testing.T, a, b []byte, sa, sb int8, maxBuckets uint16) {
 		mb := int(maxBuckets%2048) + 2
 		for _, kind := range []Kind{Explicit, Exponential} {
@@ -88,6 +89,11 @@ func fuzzDist(kind Kind, raw []byte, scale int32) *Dist {
 	}
 	if len(raw) > 0 {
 		d.Zero = uint64(raw[0] % 3)
+	}
+	if len(raw) > 1 && raw[1]&0x80 != 0 {
+		// A zero threshold at one of the first buckets' bounds, or past
+		// them: merged, the window keeps the wider of two.
+		d.ZeroThreshold = expoBound(int64(d.Offset)+int64(raw[1]&7), scale)
 	}
 	return d
 }
