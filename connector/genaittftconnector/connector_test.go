@@ -624,3 +624,34 @@ func TestTinyTimesDoNotCoarsenTheHistogram(t *testing.T) {
 	}
 	assert.Equal(t, scale(false), scale(true))
 }
+
+// A record cut by a first-token timeout is a TTFT of at least its cut
+// time (docs/architecture.md §2), and no TTFT is above max_ttft_seconds
+// (3600 s, §4/§10). Two requests of a window of 1,000 that claim to have
+// been cut after 80,000 s (a duration within max_duration_seconds, so the
+// record is valid) made the first_token recommendation 100,000 s: the
+// censored cut entered the TTFT window unbounded. Now it is censored at
+// max_ttft_seconds, still a true lower bound.
+func TestCensoredCutIsBoundedByMaxTTFT(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Censoring = true
+	sink := new(consumertest.MetricsSink)
+	c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+	reqs := repeat(gpt, 1000)
+	md0 := func() pmetric.Metrics {
+		require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+		return flushNow(t, c, sink)
+	}()
+	before := value(t, md0, "ttft.timeout.recommended", map[string]any{attrPolicy: "first_token"})
+	cut := with(gpt, func(r *req) {
+		r.outcome, r.ttft, r.chunk, r.gap, r.duration = record.OutcomeTimeoutFirstToken, -1, 0, 0, 80000
+	})
+	require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(cut, cut)))
+	md := flushNow(t, c, sink)
+	after := value(t, md, "ttft.timeout.recommended", map[string]any{attrPolicy: "first_token"})
+	t.Logf("first_token recommendation: %v s before, %v s after two cut records", before, after)
+	if after > 3600*1.25 {
+		t.Errorf("first_token recommendation %v s: a TTFT lower bound above max_ttft_seconds (3600) reached the window", after)
+	}
+}

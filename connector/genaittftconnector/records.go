@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -73,6 +74,8 @@ type recordsConnector struct {
 	clock   clockwork.Clock
 	tel     *recordsTelemetry
 	skipTel *telemetry
+	logger  *zap.Logger
+	limiter *owntel.WarnLimiter
 
 	mu    sync.Mutex
 	calls *callMemory // nil when records::remember_calls is 0
@@ -97,6 +100,7 @@ func createTracesToLogs(ctx context.Context, set connector.Settings, cfg compone
 	rc := &recordsConnector{
 		cfg: c, deriver: d, dims: newDimensions(c.Dimensions), isDim: map[string]bool{},
 		next: next, clock: clockwork.FromContext(ctx), tel: tel, skipTel: skipTel,
+		logger: set.Logger, limiter: owntel.NewWarnLimiter(logInterval),
 	}
 	for _, n := range c.Dimensions {
 		rc.isDim[n] = true
@@ -317,6 +321,22 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		st.skip(r.String(), ds.Skipped[r])
 	}
 	st.skip("nested", ds.Nested)
+	// Records read back that broke a bound or closed set, derived afresh
+	// (invalid_records{reason}), counted and logged as the traces→metrics
+	// path does.
+	var invalid int64
+	for why, n := range ds.Invalid {
+		st.invalid[why] += n
+		invalid += n
+	}
+	if invalid > 0 {
+		if c.limiter.Allow(c.clock.Now(), "invalid_record") {
+			c.logger.Warn("Records whose ttft.* attributes break a bound or closed set were not used as they are: each was derived afresh from its own evidence",
+				zap.String("signal", "traces"), zap.Int64("count", invalid))
+		} else {
+			st.logsLimited++
+		}
+	}
 	c.skipTel.report(ctx, "traces", &st)
 	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
 	return nil

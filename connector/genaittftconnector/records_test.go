@@ -15,6 +15,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/plogtest"
@@ -599,4 +602,40 @@ func TestCallMemoryUndoRestoresWhatABatchFound(t *testing.T) {
 		}
 		require.LessOrEqual(t, len(m.entries), m.capacity)
 	}
+}
+
+// The traces→logs output reads stamped records back like the metrics
+// connector, and derives a refused one afresh; its own telemetry must
+// count it in invalid_records by reason (metadata.yaml,
+// docs/architecture.md §10), as the traces→metrics and logs→metrics
+// paths do.
+func TestRecordsCountInvalidRecords(t *testing.T) {
+	c, sink, tel := newRecordsConnector(t, defaultConfig(), clockwork.NewFakeClockAt(testStart))
+	td, s := newSpans("app")
+	span := callSpan(s, 1, 1, 0, "m", 0.8, 3)
+	a := span.Attributes()
+	a.PutStr("ttft.outcome", "complete")
+	a.PutDouble("ttft.time_to_first_content", 0.5)
+	a.PutDouble("ttft.duration", 5)
+	a.PutStr("ttft.prompt_band", "<2k")
+	a.PutStr("ttft.measured_at", "first_content")
+	a.PutStr("ttft.observer", "admin") // forged
+	core, warnings := observer.New(zap.WarnLevel)
+	c.logger = zap.New(core)
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Len(t, logRecords(sink), 1, "derived afresh from its own evidence")
+	_, err := tel.GetMetric("otelcol_connector_genai_ttft_invalid_records")
+	if assert.NoError(t, err, "the forged record is counted in invalid_records") {
+		assert.Equal(t, map[string]int64{"observer": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_invalid_records", "reason"))
+	}
+	// Logged at most once a minute; the rest is counted.
+	td2, s2 := newSpans("app")
+	span.CopyTo(s2.AppendEmpty())
+	s2.At(0).SetSpanID(pcommon.SpanID{9, 9})
+	require.NoError(t, c.ConsumeTraces(context.Background(), td2))
+	assert.Equal(t, 1, warnings.FilterMessageSnippet("break a bound or closed set").Len())
+	assert.Equal(t, map[string]int64{"observer": 2}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_invalid_records", "reason"))
+	m, err := tel.GetMetric("otelcol_connector_genai_ttft_logs_rate_limited")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), m.Data.(metricdata.Sum[int64]).DataPoints[0].Value)
 }

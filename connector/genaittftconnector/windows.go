@@ -110,6 +110,12 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 		if !hasCut {
 			return
 		}
+		// A cut request's TTFT is at least its cut time, and no TTFT is
+		// above max_ttft_seconds (docs/architecture.md §10): a cut claimed
+		// later (a duration up to max_duration_seconds) is censored there,
+		// still a true lower bound, so one record cannot make the
+		// beyond-cutoff recommendation its own duration × headroom.
+		cut = min(cut, ws.cfg.Derive.MaxTTFTSeconds)
 		ws.window(s, sigTTFT, now).ObserveCensored(cut, now)
 		if ws.used[sigFirstChunk] && !sv.ok[sigFirstChunk] {
 			ws.window(s, sigFirstChunk, now).ObserveCensored(cut, now)

@@ -114,11 +114,19 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 		// refuses it when read back.
 		end := max(rec.TimeToFirstContent, rec.TimeToFirstChunk, rec.TimeToHeaders, rec.MaxChunkGap)
 		if end > rec.Duration+durationSlack {
+			// Each bound on its own: root start → last end may pass
+			// max_duration_seconds (a nested span on a skewed clock)
+			// where the longest span alone does not.
 			ext := float64(r.longest) / 1e9
-			if r.lastEnd > e.end {
-				ext = max(ext, float64(r.lastEnd-e.start)/1e9)
+			if ext > d.cfg.MaxDurationSeconds {
+				ext = 0
 			}
-			if ext > rec.Duration && ext <= d.cfg.MaxDurationSeconds {
+			if r.lastEnd > e.end {
+				if toEnd := float64(r.lastEnd-e.start) / 1e9; toEnd <= d.cfg.MaxDurationSeconds {
+					ext = max(ext, toEnd)
+				}
+			}
+			if ext > rec.Duration {
 				rec.Duration = ext
 			}
 		}

@@ -120,7 +120,10 @@ type scratch struct {
 	// The spans of the batch that a walk through intermediate spans may
 	// pass (those of a trace with a call whose parent is not a call in the
 	// batch), built only when there is such a call.
-	all      map[pcommon.SpanID]int32
+	// Keyed by both ids: a sender may give every span of the batch one
+	// span id, and a chain of same-id spans would make every hop of
+	// every walk scan all of them.
+	all      map[spanKey]int32
 	allSpans []otherSpan
 	walked   map[uint64]struct{} // traceKey of the traces all holds
 	calls    map[uint64]int32    // calls of the batch per traceKey (markWalked)
@@ -207,7 +210,6 @@ type otherSpan struct {
 	trace  pcommon.TraceID
 	parent pcommon.SpanID
 	resFP  uint64
-	next   int32 // next span with the same span id (another trace), -1: none
 }
 
 type spanKey struct {
@@ -442,12 +444,31 @@ func (d *Deriver) checkTimings(e *evidence) {
 		e.content.ok, e.chunk.ok, e.srvTTFT.ok, e.headers.ok = false, false, false, false
 		return
 	}
+	if e.hasGap && e.maxGap > e.duration+durationSlack {
+		// Events are admitted up to 1 ms past the end, so a gap between
+		// them is at most duration + 1 ms; computed in float64 it can round
+		// above the sum record.Validate compares it with.
+		e.maxGap = e.duration + durationSlack
+	}
 	if e.stream == triFalse {
 		e.content.ok, e.chunk.ok, e.srvTTFT.ok = false, false, false
 		return
 	}
 	for _, t := range [...]*timing{&e.content, &e.chunk, &e.srvTTFT, &e.headers} {
 		if !t.ok {
+			continue
+		}
+		if t.v > d.cfg.MaxTTFTSeconds {
+			// Event times (ttft.chunk, first-token and headers events) are
+			// offsets into the span, bounded by its duration only: above
+			// max_ttft_seconds they are refused as attribute values are
+			// (docs/architecture.md §4), or the record breaks
+			// record.Validate when read back.
+			t.ok = false
+			e.rejected++
+			if t != &e.headers {
+				e.invalidTTFT = true
+			}
 			continue
 		}
 		// Some producers (LiteLLM) write the end time as the first-token
@@ -644,13 +665,8 @@ func (sc *scratch) buildAll(td ptrace.Traces, examined int64) {
 				if !fpReady {
 					fp, fpReady = resourceFingerprint(rs.Resource()), true
 				}
-				id := span.SpanID()
-				next := int32(-1)
-				if prev, ok := sc.all[id]; ok {
-					next = prev
-				}
-				sc.all[id] = int32(len(sc.allSpans))
-				sc.allSpans = append(sc.allSpans, otherSpan{trace: trace, parent: span.ParentSpanID(), resFP: fp, next: next})
+				sc.all[spanKey{trace, span.SpanID()}] = int32(len(sc.allSpans))
+				sc.allSpans = append(sc.allSpans, otherSpan{trace: trace, parent: span.ParentSpanID(), resFP: fp})
 			}
 		}
 	}
@@ -666,13 +682,8 @@ func traceKey(t pcommon.TraceID) uint64 {
 
 // other finds a span of the batch by trace and span id.
 func (sc *scratch) other(trace pcommon.TraceID, id pcommon.SpanID) *otherSpan {
-	i, ok := sc.all[id]
-	for ok && i >= 0 {
-		o := &sc.allSpans[i]
-		if o.trace == trace {
-			return o
-		}
-		i = o.next
+	if i, ok := sc.all[spanKey{trace, id}]; ok {
+		return &sc.allSpans[i]
 	}
 	return nil
 }
