@@ -493,19 +493,34 @@ func (r *GatewayRecord) Linked() (request string, ok bool) {
 }
 
 // GatewayRowsComplete reports whether rows hold a whole request that failed over:
-// its first attempt's row and a fallback after which no other is tried.
+// its first attempt's row, a fallback after which no other is tried, and
+// the row of every fallback before it (the rows may come in any order: a
+// later fallback's row read first must not release the request without
+// the earlier one's).
 func GatewayRowsComplete(rows []*GatewayRecord) bool {
 	if len(rows) < 2 {
 		return false
 	}
 	primary, last := false, rows[0]
+	var seen [record.MaxAttempts]bool
 	for _, r := range rows {
 		primary = primary || r.ParentID == ""
 		if r.FallbackIndex > last.FallbackIndex {
 			last = r
 		}
+		if r.FallbackIndex >= 0 && r.FallbackIndex < record.MaxAttempts {
+			seen[r.FallbackIndex] = true
+		}
 	}
-	return primary && last.Final()
+	if !primary || !last.Final() {
+		return false
+	}
+	for i := int64(0); i < last.FallbackIndex; i++ {
+		if !seen[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // FoldFallbacks folds the rows of one client request — its first attempt
@@ -577,6 +592,15 @@ func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
 
 	// The client's clock: from the first row's start to the latest end.
 	rec.Duration, rec.HasDuration = foldDuration(rows, out.Start, out.HasStart)
+	// Each row's refusals and rejected TTFT were its own, counted with it;
+	// the fold's are of the client's clock: rows days apart make no
+	// request to size a deadline by, and the connector refuses a record
+	// past the bound.
+	out.refused, out.Rejected = 0, ""
+	if rec.HasDuration && rec.Duration > d.cfg.MaxDurationSeconds {
+		rec.Duration, rec.HasDuration = 0, false
+		out.refused |= refusedDuration
+	}
 	if _, has := rec.TTFT(); has {
 		shift, ok := 0.0, last == first
 		if !ok && last.HasStart && out.HasStart && !last.Start.Before(out.Start) {
@@ -590,6 +614,13 @@ func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
 			rec.TimeToFirstChunk += shift
 			ok = rec.TimeToFirstChunk <= d.cfg.MaxTTFTSeconds
 		}
+		if ok && rec.HasDuration {
+			// On the client's clock the first token still comes before the
+			// end (the duration may be a sum of attempts, without the gaps).
+			end := rec.Duration + time.Millisecond.Seconds()
+			ok = (!rec.HasTimeToFirstContent || rec.TimeToFirstContent <= end) &&
+				(!rec.HasTimeToFirstChunk || rec.TimeToFirstChunk <= end)
+		}
 		if !ok {
 			// The served attempt's TTFT cannot be put on the client's clock.
 			rec.TimeToFirstContent, rec.HasTimeToFirstContent = 0, false
@@ -601,9 +632,12 @@ func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
 	d.finishRecord(rec)
 }
 
-// foldDuration is the client's duration over the rows of one request: the
-// latest end after the start when every row has a start and a duration,
-// else the sum of the attempts' durations when every row has one.
+// foldDuration is the client's duration over the rows of one request, when
+// every row has a duration: the latest end after the start when every row
+// has a start; else the longer of the attempts' durations summed and the
+// latest end of the rows with a start (a row without one hides the gaps
+// between attempts, and the sum alone put a later attempt's first token
+// after the request's end).
 func foldDuration(rows []*GatewayRecord, start time.Time, hasStart bool) (float64, bool) {
 	var latest time.Time
 	timed, sum := hasStart, 0.0
@@ -620,10 +654,13 @@ func foldDuration(rows []*GatewayRecord, start time.Time, hasStart bool) (float6
 			latest = end
 		}
 	}
-	if timed && !latest.Before(start) {
+	if !hasStart || latest.Before(start) {
+		return sum, true
+	}
+	if timed {
 		return latest.Sub(start).Seconds(), true
 	}
-	return sum, true
+	return max(sum, latest.Sub(start).Seconds()), true
 }
 
 // gatewayRecordJSON is a GatewayRecord as the gateway receiver saves a row

@@ -152,8 +152,8 @@ func (c *Config) Validate() error {
 			// compressed file's header line.
 			errs = append(errs, fmt.Errorf("compression: %q cannot be combined with CSV headers (rows after the header would be lost); decompress CSV exports first, or leave compression unset", c.InputConfig.Compression))
 		}
-		if utf8.RuneCountInString(c.Delimiter) != 1 || c.Delimiter == "\"" || c.Delimiter == "\n" {
-			errs = append(errs, fmt.Errorf("delimiter: %q must be a single character other than a quote or newline, e.g. \",\"", c.Delimiter))
+		if d, _ := utf8.DecodeRuneInString(c.Delimiter); utf8.RuneCountInString(c.Delimiter) != 1 || !utf8.ValidString(c.Delimiter) || !plainDelim(d) {
+			errs = append(errs, fmt.Errorf("delimiter: %q must be a single character other than a quote, a line break or NUL, e.g. \",\"", c.Delimiter))
 		}
 	}
 	if c.Format == FormatCSV || c.Format == FormatJSON {

@@ -76,6 +76,11 @@ func createDefaultConfig() *Config {
 	// first part of a row a buffered writer completes later as a row of its
 	// own, and drop both halves (docs/architecture.md §8).
 	in.FlushPeriod = 0
+	// A line longer than max_log_size is one row cut short, not the first
+	// of several: stanza's split would hand its remainder on as rows of
+	// their own (text inside a quoted field read as a CSV row). Truncated,
+	// the row's first max_log_size bytes are skipped as the bad row they are.
+	in.MaxLogSizeBehavior = fileconsumer.MaxLogSizeBehaviorTruncate
 	base := adapter.BaseConfig{Operators: []operator.Config{}}
 	// filelog's retry intervals (the type lives in a contrib-internal
 	// package), but on: stanza moves its checkpoint past rows the next

@@ -77,6 +77,7 @@ func operators(c *Config) ([]operator.Config, error) {
 		TransformerConfig: helper.NewTransformerConfig(resumeOperatorType, resumeOperatorType),
 		keepPath:          c.InputConfig.IncludeFilePath,
 		format:            c.Format,
+		fingerprintSize:   int(c.InputConfig.FingerprintSize),
 	})}
 	// CSV rows are read by the mapping itself (csv.go); JSON lines are
 	// parsed first.
@@ -470,6 +471,12 @@ func (o *mapOperator) writeReleased(ctx context.Context, rel []released) {
 		}
 		var folded derive.GatewayRecord
 		o.mapper.derive.FoldFallbacks(parts, &folded)
+		// What the fold refused on the client's clock; each row's own
+		// refusals were counted when it was mapped.
+		if folded.Rejected != "" {
+			o.tel.ttftRejected(ctx, folded.Rejected)
+		}
+		folded.RefusedValues(func(reason string) { o.tel.valueRejected(ctx, reason) })
 		o.stamp(carrier, &folded)
 		kept = append(kept, carrier)
 	}

@@ -40,8 +40,8 @@ const (
 	// resumeForget drops the state of a file held in memory once its mark
 	// is saved and it was not read for this long.
 	resumeForget = time.Hour
-	// resumeFingerprintBytes of a file's beginning identify it, like stanza's
-	// default fingerprint_size.
+	// resumeFingerprintBytes of a file's beginning identify it when
+	// fingerprint_size is not set: stanza's default fingerprint_size.
 	resumeFingerprintBytes = 1000
 	reasonAlreadyRead      = "already_read"
 )
@@ -52,6 +52,9 @@ type resumeConfig struct {
 	// tell files apart either way.
 	keepPath bool
 	format   string
+	// fingerprintSize is the file input's fingerprint_size: a mark follows
+	// the file stanza takes for the same one, no other (0: the default).
+	fingerprintSize int
 }
 
 func (c *resumeConfig) Build(set component.TelemetrySettings) (operator.Operator, error) {
@@ -63,7 +66,11 @@ func (c *resumeConfig) Build(set component.TelemetrySettings) (operator.Operator
 	if err != nil {
 		return nil, err
 	}
-	return &resumeOperator{TransformerOperator: t, keepPath: c.keepPath, tel: tel, files: map[string]*resumeFile{}, now: time.Now}, nil
+	fp := c.fingerprintSize
+	if fp <= 0 {
+		fp = resumeFingerprintBytes
+	}
+	return &resumeOperator{TransformerOperator: t, keepPath: c.keepPath, tel: tel, files: map[string]*resumeFile{}, now: time.Now, fpBytes: fp}, nil
 }
 
 type resumeOperator struct {
@@ -72,6 +79,8 @@ type resumeOperator struct {
 	tel       *telemetry
 	now       func() time.Time
 	persister operator.Persister
+	// fpBytes of a file's beginning identify it (fingerprint_size).
+	fpBytes int
 
 	mu    sync.Mutex
 	files map[string]*resumeFile
@@ -182,8 +191,8 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 		// again. The same file (its whole fingerprint unchanged) keeps its
 		// mark; new content (truncated or replaced) has none.
 		cur := resumeMark{Record: f.mark.Record}
-		cur.Prefix, cur.PrefixLen = prefixOf(path)
-		if cur.PrefixLen == resumeFingerprintBytes && sameFile(cur, f.mark) {
+		cur.Prefix, cur.PrefixLen = o.prefixOf(path)
+		if cur.PrefixLen == o.fpBytes && sameFile(cur, f.mark) {
 			f.skipUpTo = max(f.skipUpTo, f.mark.Record)
 		} else {
 			f.skipUpTo = 0
@@ -206,11 +215,11 @@ func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
 // same bytes.
 func (o *resumeOperator) load(ctx context.Context, path string) *resumeFile {
 	f := &resumeFile{last: -1, saved: o.now()}
-	f.mark.Prefix, f.mark.PrefixLen = prefixOf(path)
+	f.mark.Prefix, f.mark.PrefixLen = o.prefixOf(path)
 	if o.persister == nil {
 		return f
 	}
-	if m, ok := o.get(ctx, fingerprintKey(f.mark)); ok && sameFile(m, f.mark) {
+	if m, ok := o.get(ctx, o.fingerprintKey(f.mark)); ok && sameFile(m, f.mark) {
 		f.skipUpTo = m.Record
 		return f
 	}
@@ -240,16 +249,16 @@ func (o *resumeOperator) get(ctx context.Context, key string) (resumeMark, bool)
 // saved, so that it follows the file when it is renamed (rotated) while
 // the collector is down, as stanza's checkpoint does. A file shorter than
 // that has none yet: its mark is saved under its path until it has grown.
-func fingerprintKey(m resumeMark) string {
-	if m.PrefixLen != resumeFingerprintBytes {
+func (o *resumeOperator) fingerprintKey(m resumeMark) string {
+	if m.PrefixLen != o.fpBytes {
 		return ""
 	}
 	return "fingerprint/" + hex.EncodeToString(m.Prefix)
 }
 
 // storageKey is where the mark of the file at path is saved.
-func storageKey(path string, m resumeMark) string {
-	if key := fingerprintKey(m); key != "" {
+func (o *resumeOperator) storageKey(path string, m resumeMark) string {
+	if key := o.fingerprintKey(m); key != "" {
 		return key
 	}
 	return path
@@ -286,15 +295,15 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 	if o.persister == nil || f.mark.PrefixLen == 0 {
 		return nil
 	}
-	if f.mark.PrefixLen < resumeFingerprintBytes {
+	if f.mark.PrefixLen < o.fpBytes {
 		// Short when first seen: take the whole fingerprint once the
 		// file has grown, if it still starts with the same bytes; the
 		// mark saved under its path goes.
-		if b := readPrefix(path, resumeFingerprintBytes); len(b) > f.mark.PrefixLen {
+		if b := readPrefix(path, o.fpBytes); len(b) > f.mark.PrefixLen {
 			if old := sha256.Sum256(b[:f.mark.PrefixLen]); string(old[:]) == string(f.mark.Prefix) {
 				sum := sha256.Sum256(b)
 				f.mark.Prefix, f.mark.PrefixLen = sum[:], len(b)
-				if len(b) == resumeFingerprintBytes {
+				if len(b) == o.fpBytes {
 					if err := o.persister.Delete(ctx, path); err != nil {
 						o.Logger().Debug("deleting the short file's resume mark failed", zap.String("path", path), zap.Error(err))
 					}
@@ -306,12 +315,12 @@ func (o *resumeOperator) save(ctx context.Context, path string, f *resumeFile) e
 	if err != nil {
 		return err
 	}
-	if fingerprintKey(f.mark) != "" && o.passedOnElsewhere(path, f.mark) {
+	if o.fingerprintKey(f.mark) != "" && o.passedOnElsewhere(path, f.mark) {
 		// Renamed while being read: the entry under the new name
 		// holds the later mark.
 		return nil
 	}
-	return o.persister.Set(ctx, storageKey(path, f.mark), b)
+	return o.persister.Set(ctx, o.storageKey(path, f.mark), b)
 }
 
 // forget deletes the saved mark of a file no longer read.
@@ -319,7 +328,7 @@ func (o *resumeOperator) forget(ctx context.Context, path string, m resumeMark) 
 	if o.persister == nil || m.PrefixLen == 0 || o.passedOnElsewhere(path, resumeMark{Record: -1, Prefix: m.Prefix, PrefixLen: m.PrefixLen}) {
 		return
 	}
-	if err := o.persister.Delete(ctx, storageKey(path, m)); err != nil {
+	if err := o.persister.Delete(ctx, o.storageKey(path, m)); err != nil {
 		o.Logger().Debug("deleting a resume mark failed", zap.String("path", path), zap.Error(err))
 	}
 }
@@ -335,8 +344,8 @@ func (o *resumeOperator) passedOnElsewhere(path string, m resumeMark) bool {
 	return false
 }
 
-// prefixOf hashes up to resumeFingerprintBytes of the file's beginning.
-func prefixOf(path string) ([]byte, int) { return prefixLen(path, resumeFingerprintBytes) }
+// prefixOf hashes up to fpBytes of the file's beginning.
+func (o *resumeOperator) prefixOf(path string) ([]byte, int) { return prefixLen(path, o.fpBytes) }
 
 func prefixLen(path string, n int) ([]byte, int) {
 	b := readPrefix(path, n)

@@ -1,0 +1,213 @@
+package llmgatewaylogreceiver
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
+)
+
+const infroHeader12 = "request_id,created_at,route_slug,provider,model,status,ttft_ms,latency_ms,prompt_tokens,cached_tokens,completion_tokens,attempts"
+
+func infroRow12(id string, sec int) string {
+	return fmt.Sprintf("%s,2026-11-30T00:%02d:%02d.000Z,chat,openai,gpt-4.1-mini,ok,400,1600,1000,0,100,1", id, sec/60, sec%60)
+}
+
+// the resume mark keys a file on its first 1,000 bytes whatever
+// fingerprint_size says. The README's own advice for exports that begin
+// with the same rows is to raise fingerprint_size; stanza then reads the
+// second file as a file of its own, but the resume operator takes it for
+// the first one and drops its first rows as already_read.
+func TestResumeMarkFollowsFingerprintSize(t *testing.T) {
+	ctx := context.Background()
+	logsDir, storageDir := t.TempDir(), t.TempDir()
+	var common []string
+	common = append(common, infroHeader12)
+	for i := 0; i < 14; i++ { // ~1,400 bytes both exports begin with
+		common = append(common, infroRow12(fmt.Sprintf("same-%02d", i), i))
+	}
+	write := func(name, prefix string) {
+		lines := append([]string(nil), common...)
+		for i := 0; i < 30; i++ {
+			lines = append(lines, infroRow12(fmt.Sprintf("%s-%02d", prefix, i), 100+i))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(logsDir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	}
+
+	cfg := testConfig(t, FormatInfroCSV, filepath.Join(logsDir, "*.csv"))
+	cfg.InputConfig.FingerprintSize = helper.ByteSize(4000) // the README's fix for exports with the same first rows
+	extID := storagetest.NewFileBackedStorageExtension("test", storageDir).ID
+	cfg.StorageID = &extID
+	sink := new(consumertest.LogsSink)
+	set := receivertest.NewNopSettings(typeStr)
+	reader := sdkmetric.NewManualReader()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	run := func(want int) {
+		ext := storagetest.NewFileBackedStorageExtension("test", storageDir)
+		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+		rcv, err := NewFactory().CreateLogs(ctx, set, cfg, sink)
+		require.NoError(t, err)
+		require.NoError(t, rcv.Start(ctx, host))
+		assert.Eventually(t, func() bool { return sink.LogRecordCount() >= want }, 10*time.Second, 10*time.Millisecond,
+			"want %d records, have %d (skipped: %v)", want, sink.LogRecordCount(), counterByAttr(t, reader, metricRowsSkipped, "reason"))
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, rcv.Shutdown(ctx))
+		require.NoError(t, ext.Shutdown(ctx))
+	}
+
+	write("export-a.csv", "a")
+	run(44)
+	require.Equal(t, 44, sink.LogRecordCount())
+	sink.Reset()
+
+	write("export-b.csv", "b") // a different export, told apart by fingerprint_size
+	run(44)
+	assert.Equal(t, 44, sink.LogRecordCount(), "every row of the second export")
+	assert.Empty(t, counterByAttr(t, reader, metricRowsSkipped, "reason"), "no row of a file never read is already_read")
+}
+
+// a row longer than max_log_size is split by stanza's default
+// max_log_size_behavior (split) into pieces, each mapped as a row of its
+// own: text inside one quoted field of a real row becomes a record.
+func TestRowLongerThanMaxLogSizeIsNotReadInPieces(t *testing.T) {
+	dir := t.TempDir()
+	header := infroHeader12 + ",error_type"
+	prefix := "big-1,2026-11-30T00:00:01.000Z,chat,openai,gpt-4.1-mini,error,,1600,1000,0,0,1,\"upstream said: "
+	const maxLogSize = 1 << 20 // stanza's default
+	pad := strings.Repeat("x", maxLogSize-len(prefix))
+	// The tail of the error text, as a client could have put it there.
+	tail := "inj-1,2026-11-30T00:00:02.000Z,chat,openai,forged-model,ok,5,900,1000,0,100,1,x,y\""
+	body := header + "\n" + infroRow12("good-0", 0) + ",\n" + prefix + pad + tail + "\n" + infroRow12("good-1", 3) + ",\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "long.csv"), []byte(body), 0o600))
+
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	require.Eventually(t, func() bool { return h.sink.LogRecordCount() >= 2 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
+	h.stop(t)
+	for _, r := range readRecords(t, records(h.sink)) {
+		assert.NotEqual(t, "forged-model", r.Model, "a piece of a row's error text became a record: %+v", r)
+	}
+	assert.Equal(t, 2, h.sink.LogRecordCount(), "the rows before and after the long one")
+	assert.Equal(t, map[string]int64{"malformed_csv": 1}, h.skipped(t), "the long row, cut at max_log_size, is one bad row")
+}
+
+// a request that failed over twice has three rows; when its last
+// fallback's row arrives before the first fallback's (the README: "the
+// order is not relied on"), the request is released as complete and the
+// first fallback's row becomes a record of its own after the wait: two
+// records for one client request.
+func TestTwoFallbacksOutOfOrderAreOneRecord(t *testing.T) {
+	const (
+		primary = `{"id":"p-2","parent_request_id":null,"timestamp":"2026-12-01T07:52:44.300Z","provider":"openai","model":"m0","number_of_retries":0,"fallback_index":0,"routing_rule_name":"r","latency":100,"status":"error","stream":true,"error_details":{"status_code":429,"error":{"type":"requests","message":"Rate limit reached"}}}`
+		fb1     = `{"id":"c-21","parent_request_id":"p-2","timestamp":"2026-12-01T07:52:44.420Z","provider":"openai","model":"m1","number_of_retries":0,"fallback_index":1,"routing_rule_name":"r","latency":100,"status":"error","stream":true,"error_details":{"status_code":500,"error":{"type":"server","message":"boom"}}}`
+		fb2     = `{"id":"c-22","parent_request_id":"p-2","timestamp":"2026-12-01T07:52:44.540Z","provider":"anthropic","model":"m2","number_of_retries":0,"fallback_index":2,"routing_rule_name":"r","latency":500,"status":"success","stream":true}`
+	)
+	p := newHeldPipeline(t, 100)
+	p.feed(t, primary)
+	p.feed(t, fb2)
+	p.feed(t, fb1)
+	p.expire(t)
+	time.Sleep(300 * time.Millisecond)
+	recs := p.out.records(t)
+	require.Len(t, recs, 1, "one client request, one record: %+v", recs)
+	assert.Equal(t, int64(3), recs[0].Attempts)
+	assert.Equal(t, record.OutcomeComplete, recs[0].Outcome)
+}
+
+// a folded request's duration (first row's start to the latest
+// end) is not bounded by derive::max_duration_seconds, so the receiver
+// emits a record the connector refuses to read back.
+func TestFoldedDurationObeysTheBound(t *testing.T) {
+	const (
+		parent = `{"id":"p-3","parent_request_id":null,"timestamp":"2026-12-01T00:00:00Z","provider":"openai","model":"m0","fallback_index":0,"latency":100,"status":"error","stream":true}`
+		child  = `{"id":"c-3","parent_request_id":"p-3","timestamp":"2026-12-03T00:00:00Z","provider":"openai","model":"m1","fallback_index":1,"latency":500,"status":"success","stream":true}`
+	)
+	p := newHeldPipeline(t, 100)
+	p.feed(t, parent, child)
+	recs := p.out.records(t)
+	require.Len(t, recs, 1)
+	cfg := derive.DefaultConfig()
+	lim := record.Limits{MaxTTFT: cfg.MaxTTFTSeconds, MaxDuration: cfg.MaxDurationSeconds, MaxChunkGap: cfg.MaxChunkGapSeconds,
+		Bands: []string{"<2k", "2k-16k", "16k-64k", ">=64k", "unknown"}}
+	assert.Equal(t, record.Valid, record.Validate(&recs[0], &lim), "duration %v s", recs[0].Duration)
+	assert.False(t, recs[0].HasDuration, "rows two days apart give the request no duration")
+	assert.Equal(t, map[string]int64{derive.GatewayDurationAboveMax: 1}, counterByAttr(t, p.reader, metricValuesRefused, "reason"),
+		"counted once, by the fold")
+}
+
+// a delimiter encoding/csv refuses passes Validate, and then every
+// row of every file is skipped at run time.
+func TestDelimiterThatCSVRefusesFailsAtStartUp(t *testing.T) {
+	for _, d := range []string{"\r", "\x00", "\uFFFD", "\xff"} {
+		cfg := createDefaultConfig()
+		cfg.InputConfig.Include = []string{"/tmp/x/*.csv"}
+		cfg.Delimiter = d
+		err := cfg.Validate()
+		if assert.Error(t, err, "delimiter %q", d) {
+			assert.Contains(t, err.Error(), "delimiter")
+		}
+	}
+}
+
+// a folded request's TTFT is moved onto the client's clock (+ the
+// served attempt's start − the request's start) but not checked against
+// the folded duration, which is the sum of the attempts' durations when a
+// row has no start: the record has a TTFT after its end, which the
+// connector refuses to read back.
+func TestFoldedTTFTIsNotAfterTheFoldedEnd(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.Format = FormatBifrost
+	cfg.Mapping.TTFT = "ttft_ms" // an exporter that adds a TTFT (README: "taken as first_chunk")
+	ops, err := operators(cfg)
+	require.NoError(t, err)
+	set := componenttest.NewNopTelemetrySettings()
+	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
+	require.NoError(t, err)
+	out := &lockedCapture{OutputOperator: o}
+	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
+	require.NoError(t, err)
+	require.NoError(t, pipe.Start(storage.NewNopClient()))
+	defer func() { _ = pipe.Stop() }()
+	lines := []string{
+		`{"id":"p-4","timestamp":"2026-12-01T00:00:00Z","model":"m0","fallback_index":0,"latency":100,"status":"error","stream":true}`,
+		`{"id":"c-41","parent_request_id":"p-4","model":"m1","fallback_index":1,"latency":100,"status":"error","stream":true}`,
+		`{"id":"c-42","parent_request_id":"p-4","timestamp":"2026-12-01T00:00:20Z","model":"m2","fallback_index":2,"latency":1000,"ttft_ms":500,"status":"success","stream":true}`,
+	}
+	var es []*entry.Entry
+	for _, l := range lines {
+		e := entry.New()
+		e.Body = l
+		es = append(es, e)
+	}
+	require.NoError(t, pipe.Operators()[0].ProcessBatch(context.Background(), es))
+	recs := out.records(t)
+	require.Len(t, recs, 1)
+	dc := derive.DefaultConfig()
+	lim := record.Limits{MaxTTFT: dc.MaxTTFTSeconds, MaxDuration: dc.MaxDurationSeconds, MaxChunkGap: dc.MaxChunkGapSeconds,
+		Bands: []string{"<2k", "2k-16k", "16k-64k", ">=64k", "unknown"}}
+	assert.Equal(t, record.Valid, record.Validate(&recs[0], &lim), "ttft %v s, duration %v s", recs[0].TimeToFirstChunk, recs[0].Duration)
+	// The rows with a start say the request ran from 00:00:00 to 00:00:21:
+	// the served attempt's first chunk, 20.5 s in, is kept.
+	assert.InDelta(t, 21.0, recs[0].Duration, 1e-9)
+	assert.True(t, recs[0].HasTimeToFirstChunk)
+	assert.InDelta(t, 20.5, recs[0].TimeToFirstChunk, 1e-9)
+}
