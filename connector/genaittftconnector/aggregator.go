@@ -312,8 +312,8 @@ func (a *aggregator) seriesCounts() [numSeriesKinds]int64 {
 // build writes every series into md at time now, resetting each delta
 // series as it is written. It calls pause.maybe between series: the
 // connector releases its lock there, so a flush over thousands of series
-// never stalls ingest for longer than one short stretch (docs/architecture.md,
-// "Trust"). A series created during a pause may wait for the next flush; a
+// never stalls ingest for longer than one short stretch (connector README,
+// "Trust": "A flush lets ingest in"). A series created during a pause may wait for the next flush; a
 // record observed during one lands in this flush or the next, never both.
 func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	md := pmetric.NewMetrics()

@@ -42,6 +42,7 @@ func TestLoadConfig(t *testing.T) {
 	full.Censoring = false
 	full.ExponentialHistogramMaxSize = 80
 	full.IncludeCollectorInstanceID = false
+	full.Records = RecordsConfig{RememberCalls: 5000, RememberFor: 30 * time.Second}
 
 	tests := []struct {
 		id       component.ID
@@ -73,6 +74,7 @@ func TestLoadConfig(t *testing.T) {
 				"metrics_expiration must be >= 0",
 				`aggregation_temporality must be "cumulative" or "delta"`,
 				"exponential_histogram_max_size must be in [2, 16384]",
+				"records::remember_calls must be >= 0",
 			},
 		},
 	}

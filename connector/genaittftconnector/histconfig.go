@@ -20,7 +20,7 @@ const (
 
 // HistogramsConfig is the metrics→metrics input: TTFT histograms that
 // gateways and servers already export (README: "Histogram inputs";
-// docs/architecture.md §4 for the inputs).
+// docs/architecture.md §3, "Histogram inputs and gateway rows").
 type HistogramsConfig struct {
 	// Sources are recognised metrics beyond the built-in table; a source
 	// whose metric name is built in replaces that row.

@@ -3,7 +3,7 @@
 // export — and answers quantiles from them honestly: as an interval, the
 // bounds of the bucket that holds the exact nearest-rank sample, never as a
 // number the buckets cannot support (see the connector README, "Histogram
-// inputs", and docs/architecture.md §4 for the inputs).
+// inputs", and docs/architecture.md §3, "Histogram inputs and gateway rows").
 //
 // It is kept apart from internal/window and internal/quantile, which hold
 // exact samples: merging a 16-bucket histogram into a 0.27%-resolution sketch

@@ -87,7 +87,7 @@ func (c *Config) Check() error {
 	if c.MaxDurationSeconds <= 0 || math.IsInf(c.MaxDurationSeconds, 0) {
 		errs = append(errs, errors.New("derive::max_duration_seconds must be a finite number > 0, e.g. 86400"))
 	} else if c.MaxTTFTSeconds > c.MaxDurationSeconds {
-		errs = append(errs, errors.New("derive::max_ttft_seconds must not exceed derive::max_duration_seconds: a first token comes before the end"))
+		errs = append(errs, errors.New("derive::max_ttft_seconds must not exceed derive::max_duration_seconds (a first token comes before the end): raise derive::max_duration_seconds or lower derive::max_ttft_seconds"))
 	}
 	if c.MaxChunkGapSeconds <= 0 || math.IsInf(c.MaxChunkGapSeconds, 0) {
 		errs = append(errs, errors.New("derive::max_chunk_gap_seconds must be a finite number > 0, e.g. 3600"))

@@ -8,7 +8,7 @@ import (
 // A store starts sparse: sorted (index, count) pairs, 8 bytes per non-empty
 // bucket. A slice of a low-volume series holds a handful of values, and a
 // dense run from 1 µs to 3,000 s would cost 4 KB for two of them
-// (docs/architecture.md, "Trust": window memory is bounded whatever the
+// (connector README, "Trust": window memory is bounded whatever the
 // values). It turns dense once the pairs would cost more than the dense run,
 // a count outgrows 32 bits, or the range needs the cap's folding. "Cost"
 // counts the pairs' buffer as append holds it, not just the pairs in use.

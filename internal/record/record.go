@@ -25,7 +25,7 @@ const (
 	KeyObserver           = "ttft.observer"
 	KeyRoute              = "ttft.route"
 
-	// Additions beyond docs/architecture.md §5 (added, never renamed).
+	// Added after the first keys; docs/architecture.md §5 lists them too (added, never renamed).
 	KeyPromptTokens = "ttft.prompt_tokens"
 	KeyCachedTokens = "ttft.cached_tokens"
 	KeyOutputTokens = "ttft.output_tokens"

@@ -327,7 +327,7 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 }
 
 // chunkRules applies the derivation's chunk-event rules (docs/architecture.md
-// §1, derive.ChunkSums) to the events within [lo, hi] and folds the sums.
+// §4, derive.ChunkSums) to the events within [lo, hi] and folds the sums.
 func chunkRules(events ptrace.SpanEventSlice, lo, hi uint64) uint64 {
 	firstAny, firstContent, maxGap, content, _ := derive.ChunkSums(events, lo, hi)
 	return firstAny + firstContent + maxGap + uint64(content)

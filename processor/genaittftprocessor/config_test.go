@@ -32,8 +32,10 @@ func TestLoadConfig(t *testing.T) {
 		RouteAttribute:        "gateway.route",
 		MaxEvents:             500,
 		MaxTTFTSeconds:        600,
-		MaxDurationSeconds:    86400,
-		MaxChunkGapSeconds:    3600,
+		MaxDurationSeconds:    7200,
+		MaxChunkGapSeconds:    300,
+		Producers:             []derive.ProducerMatch{{Name: "acme-gw", ScopePrefixes: []string{"acme.gateway"}, Gateway: true}},
+		Rows:                  []derive.Row{{Producer: "acme-gw", Key: "acme.first_token_ms", Meaning: "first_content", Unit: "ms", Rank: 1, Source: "acme docs"}},
 		ContentExactProducers: []derive.Producer{{ScopePrefix: "acme.llm", Attribute: "acme.ttfc_ms", Unit: "ms"}},
 		SkipScopes:            []string{"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp", "io.opentelemetry.jdbc"},
 	}

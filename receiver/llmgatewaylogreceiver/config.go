@@ -127,12 +127,12 @@ func (c *Config) Validate() error {
 	}
 	for i, g := range c.InputConfig.Include {
 		if _, err := filepath.Match(g, ""); err != nil || g == "" {
-			errs = append(errs, fmt.Errorf("include[%d]: %q is not a valid glob", i, g))
+			errs = append(errs, fmt.Errorf("include[%d]: %q is not a valid glob: give a non-empty path pattern with balanced [ ], e.g. /var/log/llm-gateway/*.csv", i, g))
 		}
 	}
 	for i, g := range c.InputConfig.Exclude {
 		if _, err := filepath.Match(g, ""); err != nil || g == "" {
-			errs = append(errs, fmt.Errorf("exclude[%d]: %q is not a valid glob", i, g))
+			errs = append(errs, fmt.Errorf("exclude[%d]: %q is not a valid glob: give a non-empty path pattern with balanced [ ], or remove it", i, g))
 		}
 	}
 	switch c.InputConfig.StartAt {

@@ -3,6 +3,7 @@ package llmgatewaylogreceiver
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -40,6 +41,7 @@ func TestLoadConfig(t *testing.T) {
 	bifrost := loadConfig(t, "bifrost")
 	require.NoError(t, bifrost.Validate())
 	assert.Equal(t, "time_to_first_token_ms", bifrost.Mapping.TTFT)
+	assert.Equal(t, FallbacksConfig{Wait: 2 * time.Minute, MaxPending: 500}, bifrost.Fallbacks)
 
 	litellm := loadConfig(t, "litellm")
 	require.NoError(t, litellm.Validate(), "json formats may start at the end")
@@ -77,6 +79,9 @@ func TestValidateNamesTheKeyAndTheFix(t *testing.T) {
 		{"unknown outcome in status_values", func(c *Config) { c.Mapping.StatusValues = map[string][]string{"great": {"ok"}} }, "mapping::status_values: unknown outcome"},
 		{"bad time format", func(c *Config) { c.Mapping.StartTimeFormat = "iso" }, "mapping::start_time_format"},
 		{"bad prompt bands", func(c *Config) { c.Derive.PromptBands = []int64{16000, 2000} }, "derive::prompt_bands"},
+		{"no fallback wait", func(c *Config) { c.Fallbacks.Wait = 0 }, "fallbacks::wait: 0s must be > 0"},
+		{"no room for held requests", func(c *Config) { c.Fallbacks.MaxPending = 0 }, "fallbacks::max_pending: 0 must be >= 1"},
+		{"max_ttft above max_duration", func(c *Config) { c.Derive.MaxTTFTSeconds = 100000 }, "raise derive::max_duration_seconds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig()
