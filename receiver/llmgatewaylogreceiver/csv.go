@@ -24,6 +24,8 @@ type csvColumns struct {
 	names  []string
 	// fields is indexed by field.id, then by candidate.
 	fields [][]csvCandidate
+	// mapped are the names of the columns the mapping reads (headerline.go).
+	mapped []string
 }
 
 // csvCandidate is a candidate name's column (exact) or, for a dotted name,
@@ -57,6 +59,7 @@ func newCSVColumns(s *spec, header string, delim rune) *csvColumns {
 		}
 		c.fields[f.id] = cs
 	}
+	c.mapped = headerNames(c)
 	return c
 }
 

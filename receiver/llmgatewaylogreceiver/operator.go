@@ -248,6 +248,10 @@ type mapOperator struct {
 	// stop and held again on start (storage set).
 	saveHeld  bool
 	persister operator.Persister
+	// changes are the CSV files whose header changed inside the file, and
+	// headerStore where they are saved (storage set; headerline.go).
+	changes     headerChanges
+	headerStore operator.Persister
 }
 
 // heldKey is where a graceful stop saves the held requests, in the
@@ -257,6 +261,9 @@ const heldKey = "fallbacks_held"
 // Start holds again the requests a graceful stop saved, and starts
 // releasing held requests whose wait is over.
 func (o *mapOperator) Start(p operator.Persister) error {
+	if o.headers != nil && o.saveHeld && p != nil {
+		o.restoreHeaderChanges(p)
+	}
 	if o.fallbacks != nil {
 		if o.saveHeld && p != nil {
 			o.persister = p
@@ -388,7 +395,7 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 		reason = o.mapper.mapView(&v, &m.row)
 	} else if o.headers != nil {
 		var drop bool
-		if reason, drop = o.mapCSV(e, &m.row); drop {
+		if reason, drop = o.mapCSV(ctx, e, &m.row); drop {
 			return false
 		}
 	} else {
@@ -487,17 +494,22 @@ func (o *mapOperator) writeReleased(ctx context.Context, rel []released) {
 
 // mapCSV reads e's CSV line under its file's header and maps it into
 // out. A line that does not read into the header's columns is skipped
-// with unparsedReason's reason. drop is a row whose header attribute is not
+// with unparsedReason's reason; a header line inside the file, as
+// header_line (headerline.go). drop is a row whose header attribute is not
 // text: stanza's csv_parser logs it and passes nothing on.
-func (o *mapOperator) mapCSV(e *entry.Entry, out *derive.GatewayRecord) (reason string, drop bool) {
+func (o *mapOperator) mapCSV(ctx context.Context, e *entry.Entry, out *derive.GatewayRecord) (reason string, drop bool) {
 	h := e.Attributes[headerAttribute]
 	if h == nil {
 		return o.unparsedReason(e), false
 	}
-	header, ok := h.(string)
+	first, ok := h.(string)
 	if !ok {
 		o.Logger().Error("header must be string", zap.String("type", fmt.Sprintf("%T", h)))
 		return "", true
+	}
+	header := first
+	if o.changes.any.Load() {
+		header = o.changes.header(fileOf(e), first)
 	}
 	cols := o.headers.columns(header)
 	line, ok := csvLine(e.Body)
@@ -505,12 +517,24 @@ func (o *mapOperator) mapCSV(e *entry.Entry, out *derive.GatewayRecord) (reason 
 		return o.unparsedReason(e), false
 	}
 	fields, err := splitCSVRow(line, o.delimiter, o.sep)
-	if err != nil || len(fields) != len(cols.names) {
+	if err != nil {
 		return o.unparsedReason(e), false
 	}
-	v := rowView{cols: cols, fields: fields}
-	if reason = o.mapper.mapView(&v, out); reason == "" && o.keepRow {
-		e.Body = cols.object(fields)
+	if len(fields) == len(cols.names) {
+		v := rowView{cols: cols, fields: fields}
+		if reason = o.mapper.mapView(&v, out); reason == "" {
+			if o.keepRow {
+				e.Body = cols.object(fields)
+			}
+			return "", false
+		}
+	}
+	if isHeaderLine(cols, fields) {
+		o.headerLine(ctx, fileOf(e), first, header, fields)
+		return reasonHeaderLine, false
+	}
+	if reason == "" {
+		reason = o.unparsedReason(e)
 	}
 	return reason, false
 }

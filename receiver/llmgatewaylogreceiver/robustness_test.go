@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,4 +211,83 @@ func TestFoldedTTFTIsNotAfterTheFoldedEnd(t *testing.T) {
 	assert.InDelta(t, 21.0, recs[0].Duration, 1e-9)
 	assert.True(t, recs[0].HasTimeToFirstChunk)
 	assert.InDelta(t, 20.5, recs[0].TimeToFirstChunk, 1e-9)
+}
+
+// TestHeaderLineInsideTheFile: a CSV export whose header changes mid-file (a
+// gateway upgraded in place appends under its new header; cat of two
+// exports). The header line is skipped as header_line and the rows after it
+// are read under it. Before, they were read under the first header: the
+// prompt_tokens column (1200) became a TTFT of 1.2 s. A header line equal
+// to the one in force is skipped the same way; a data row whose one quoted
+// field names every column, or whose TTFT cell names the column, is no
+// header line.
+func TestHeaderLineInsideTheFile(t *testing.T) {
+	dir := t.TempDir()
+	h1 := "request_id,created_at,model,status,ttft_ms,latency_ms,prompt_tokens"
+	h2 := "request_id,created_at,model,status,prompt_tokens,latency_ms,ttft_ms"
+	body := h1 + "\n" +
+		"a-1,2026-11-30T00:00:01Z,m,ok,400,1600,1000\n" +
+		h2 + "\n" +
+		"b-1,2026-11-30T00:00:02Z,m,ok,1200,1600,300\n" +
+		h2 + "\n" +
+		`c-1,2026-11-30T00:00:03Z,"` + h1 + `",ok,1000,1600,200` + "\n" +
+		"d-1,2026-11-30T00:00:04Z,m,ok,1000,1600,ttft_ms\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "x.csv"), []byte(body), 0o600))
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	lrs := h.waitRecords(t, 3)
+	require.Eventually(t, func() bool { return len(h.skipped(t)) == 2 }, 5*time.Second, 10*time.Millisecond)
+	h.stop(t)
+	assert.Equal(t, map[string]int64{reasonHeaderLine: 2, reasonBadTTFT: 1}, h.skipped(t))
+	byID := map[string]float64{}
+	for _, r := range readRecords(t, lrs) {
+		byID[r.Model+"/"+strconv.FormatFloat(r.TimeToFirstContent, 'g', -1, 64)] = r.TimeToFirstContent
+	}
+	assert.Equal(t, map[string]float64{"m/0.4": 0.4, "m/0.3": 0.3, h1 + "/0.2": 0.2}, byID,
+		"TTFT from the ttft_ms column only; the quoted field is a model name")
+	assert.Equal(t, 1, h.logs.FilterMessageSnippet("CSV header line inside the file").Len(), "the change is logged, the repeat not")
+}
+
+// TestHeaderLineInsideTheFileSurvivesARestart: with storage, the header a
+// header line put in force is saved, so rows appended after a graceful
+// restart are read under it, not under the file's first header (which
+// stanza's checkpoint keeps).
+func TestHeaderLineInsideTheFileSurvivesARestart(t *testing.T) {
+	ctx := context.Background()
+	logsDir, storageDir := t.TempDir(), t.TempDir()
+	h1 := "request_id,created_at,model,status,ttft_ms,latency_ms,prompt_tokens"
+	h2 := "request_id,created_at,model,status,prompt_tokens,latency_ms,ttft_ms"
+	path := filepath.Join(logsDir, "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte(h1+"\n"+
+		"a-1,2026-11-30T00:00:01Z,m,ok,400,1600,1000\n"+
+		h2+"\n"+
+		"b-1,2026-11-30T00:00:02Z,m,ok,1200,1600,300\n"), 0o600))
+	cfg := testConfig(t, FormatInfroCSV, filepath.Join(logsDir, "*.csv"))
+	extID := storagetest.NewFileBackedStorageExtension("test", storageDir).ID
+	cfg.StorageID = &extID
+	sink := new(consumertest.LogsSink)
+	set := receivertest.NewNopSettings(typeStr)
+	run := func(want int) {
+		ext := storagetest.NewFileBackedStorageExtension("test", storageDir)
+		host := storagetest.NewStorageHost().WithExtension(ext.ID, ext)
+		rcv, err := NewFactory().CreateLogs(ctx, set, cfg, sink)
+		require.NoError(t, err)
+		require.NoError(t, rcv.Start(ctx, host))
+		require.Eventually(t, func() bool { return sink.LogRecordCount() >= want }, 10*time.Second, 10*time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+		require.NoError(t, rcv.Shutdown(ctx))
+		require.NoError(t, ext.Shutdown(ctx))
+	}
+	run(2)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("c-1,2026-11-30T00:00:03Z,m,ok,1500,1600,250\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	run(3)
+	var ttfts []float64
+	for _, r := range readRecords(t, records(sink)) {
+		ttfts = append(ttfts, r.TimeToFirstContent)
+	}
+	assert.Equal(t, []float64{0.4, 0.3, 0.25}, ttfts, "the row appended after the restart is read under the new header")
 }
