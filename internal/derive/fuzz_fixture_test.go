@@ -86,10 +86,10 @@ func FuzzDeriveFixtureEdits(f *testing.F) {
 			s := spans[target]
 			v := int64(int32(binary.LittleEndian.Uint32(arg[2:6]))) // ± 2.1 s in ns, or a value
 			switch op % 9 {
-			case 0: // shift the start
-				s.SetStartTimestamp(pcommon.Timestamp(int64(s.StartTimestamp()) + v*int64(arg[0]+1)))
+			case 0: // shift the start, by up to days (a skewed clock)
+				s.SetStartTimestamp(pcommon.Timestamp(int64(s.StartTimestamp()) + v*int64(arg[0]+1)<<(arg[1]%14)))
 			case 1: // shift the end
-				s.SetEndTimestamp(pcommon.Timestamp(int64(s.EndTimestamp()) + v*int64(arg[0]+1)))
+				s.SetEndTimestamp(pcommon.Timestamp(int64(s.EndTimestamp()) + v*int64(arg[0]+1)<<(arg[1]%14)))
 			case 2: // reparent onto another span, or make a root
 				if arg[0]%4 == 0 {
 					s.SetParentSpanID(pcommon.SpanID{})
@@ -113,7 +113,7 @@ func FuzzDeriveFixtureEdits(f *testing.F) {
 			case 4: // an event's time
 				if n := s.Events().Len(); n > 0 {
 					ev := s.Events().At(int(arg[0]) % n)
-					ev.SetTimestamp(pcommon.Timestamp(int64(ev.Timestamp()) + v*int64(arg[1]+1)))
+					ev.SetTimestamp(pcommon.Timestamp(int64(ev.Timestamp()) + v*int64(arg[1]+1)<<(arg[0]>>4%14)))
 				}
 			case 5: // an event's chunk kind, or drop it
 				if n := s.Events().Len(); n > 0 {
