@@ -15,7 +15,12 @@ import (
 // indexed by signal.
 type histSeries struct {
 	seriesHead
-	start pcommon.Timestamp
+	// start is each histogram's: under delta temporality it moves only
+	// when that histogram writes a point, so a stream idle for a flush (or
+	// a signal a record lacked, such as max_chunk_gap) goes on where its
+	// last point ended. An exporter turning delta into cumulative (the
+	// prometheus exporter) takes any other start as a reset.
+	start [numSignals]pcommon.Timestamp
 	h     [numSignals]expohist.Histogram
 
 	// Links to the counter (by first_content_seen) and the window series its
@@ -178,7 +183,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 			return a.newHistSeries(attrs, ts, own)
 		})
 	}
-	hs.lastSeen = now
+	hs.lastSeen, hs.unsent = now, true
 	var sv signalValues
 	sv.read(rec)
 	for i := range hs.h {
@@ -201,7 +206,7 @@ func (a *aggregator) observe(rec *record.Record, attrs, resAttrs pcommon.Map, no
 			hs.req[si] = rs
 		}
 	}
-	rs.lastSeen = now
+	rs.lastSeen, rs.unsent = now, true
 	rs.count++
 
 	link := &hs.win
@@ -280,9 +285,10 @@ func (a *aggregator) requestSeries(rec *record.Record, seen bool, now time.Time,
 }
 
 func (a *aggregator) newHistSeries(attrs pcommon.Map, ts pcommon.Timestamp, own bool) *histSeries {
-	hs := &histSeries{seriesHead: seriesHead{attrs: attrs}, start: ts, own: own}
+	hs := &histSeries{seriesHead: seriesHead{attrs: attrs}, own: own}
 	for i := range hs.h {
 		hs.h[i].Init(a.maxSize)
+		hs.start[i] = ts
 	}
 	return hs
 }
@@ -343,13 +349,15 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 			}
 			dp := dps[i].AppendEmpty()
 			s.attrs.CopyTo(dp.Attributes())
-			dp.SetStartTimestamp(s.start)
+			dp.SetStartTimestamp(s.start[i])
 			dp.SetTimestamp(ts)
 			copyExpoHistogram(h, dp, &buf)
+			if a.delta {
+				h.Clear()
+				s.start[i] = ts
+			}
 		}
-		if a.delta {
-			resetHist(s, ts)
-		}
+		s.unsent = false
 		pause.maybe()
 	})
 	for i := range hm {
@@ -366,6 +374,7 @@ func (a *aggregator) build(now time.Time, pause *pauser) pmetric.Metrics {
 	sum.SetIsMonotonic(true)
 	sum.SetAggregationTemporality(temporality)
 	a.reqs.each(func(s *sumSeries) {
+		s.unsent = false
 		if s.count > 0 {
 			dp := sum.DataPoints().AppendEmpty()
 			s.attrs.CopyTo(dp.Attributes())
@@ -410,11 +419,4 @@ func (p *pauser) maybe() {
 		p.release()
 		p.last = time.Now()
 	}
-}
-
-func resetHist(s *histSeries, ts pcommon.Timestamp) {
-	for i := range s.h {
-		s.h[i].Clear()
-	}
-	s.start = ts
 }

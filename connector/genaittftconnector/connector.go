@@ -62,7 +62,10 @@ type ttftConnector struct {
 	started bool
 	stopped bool
 	done    chan struct{}
-	wg      sync.WaitGroup
+	// cancelLoop ends the flush loop's context: a send blocked in a
+	// downstream retry ends with it when Shutdown stops the loop.
+	cancelLoop context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 func newConnector(set connector.Settings, cfg *Config, clock clockwork.Clock, next consumer.Metrics) (*ttftConnector, error) {
@@ -120,8 +123,10 @@ func (c *ttftConnector) Start(ctx context.Context, _ component.Host) error {
 	}
 	c.started = true
 	ticker := c.clock.NewTicker(c.cfg.FlushInterval)
-	// Flushes outlive Start's context; Shutdown ends them.
-	loopCtx := context.WithoutCancel(ctx)
+	// Flushes outlive Start's context; Shutdown ends them, and cancels one
+	// still blocked in a send after a grace (Shutdown).
+	loopCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancelLoop = cancel
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -151,12 +156,41 @@ func (c *ttftConnector) Shutdown(ctx context.Context) error {
 	}
 	c.stopped = true
 	close(c.done)
-	c.wg.Wait()
+	// A flush in flight may finish its send (a delta interval cancelled
+	// mid-send would be lost); one still blocked after the grace, in an
+	// exporter retrying a refused export, is cancelled: the collector shuts
+	// that exporter down only after this connector, so it would hold the
+	// stop for its whole max_elapsed_time.
+	loopDone := make(chan struct{})
+	go func() {
+		c.wg.Wait()
+		close(loopDone)
+	}()
+	grace := time.NewTimer(finalFlushTimeout)
+	defer grace.Stop()
+	select {
+	case <-loopDone:
+	case <-grace.C:
+		c.cancelLoop()
+		<-loopDone
+	}
+	if c.cancelLoop != nil {
+		c.cancelLoop()
+	}
 	if c.started {
-		c.flush(ctx)
+		// The collector shuts down with context.Background(): bound the
+		// last send, or a refusing backend holds the whole stop for the
+		// exporter's retry time.
+		fctx, cancel := context.WithTimeout(ctx, max(c.cfg.FlushInterval, finalFlushTimeout))
+		defer cancel()
+		c.flush(fctx)
 	}
 	return nil
 }
+
+// finalFlushTimeout is how long Shutdown lets the loop's flush in flight
+// finish, and the least time the flush at Shutdown may take to send.
+const finalFlushTimeout = 5 * time.Second
 
 // Capabilities implements consumer.Traces and consumer.Logs.
 func (*ttftConnector) Capabilities() consumer.Capabilities {
@@ -353,6 +387,7 @@ func (c *ttftConnector) flush(ctx context.Context) {
 		return
 	}
 	if err := c.next.ConsumeMetrics(ctx, md); err != nil {
+		c.tel.refused.Add(ctx, int64(md.DataPointCount()))
 		if c.limiter.Warn(c.logger, now, "consume", "Failed to send metrics", zap.Error(err)) {
 			c.tel.rateLimited.Add(ctx, 1)
 		}

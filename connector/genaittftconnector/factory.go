@@ -62,7 +62,7 @@ func createTracesToMetrics(ctx context.Context, set connector.Settings, cfg comp
 	if err != nil {
 		return nil, err
 	}
-	return &tracesConnector{sharedComponent: c}, nil
+	return &tracesConnector{instance: c}, nil
 }
 
 func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Metrics, error) {
@@ -72,7 +72,7 @@ func createMetricsToMetrics(ctx context.Context, set connector.Settings, cfg com
 	if err != nil {
 		return nil, err
 	}
-	return &metricsConnector{sharedComponent: c}, nil
+	return &metricsConnector{instance: c}, nil
 }
 
 func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg component.Config, next consumer.Metrics) (connector.Logs, error) {
@@ -82,5 +82,5 @@ func createLogsToMetrics(ctx context.Context, set connector.Settings, cfg compon
 	if err != nil {
 		return nil, err
 	}
-	return &logsConnector{sharedComponent: c}, nil
+	return &logsConnector{instance: c}, nil
 }

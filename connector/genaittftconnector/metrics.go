@@ -576,7 +576,7 @@ func (h *histInput) expire(now time.Time) {
 	}
 }
 
-type metricsConnector struct{ *sharedComponent }
+type metricsConnector struct{ *instance }
 
 func (c *metricsConnector) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	return c.conn.ConsumeMetrics(ctx, md)

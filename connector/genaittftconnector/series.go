@@ -69,6 +69,10 @@ type seriesHead struct {
 	lastSeen time.Time
 	// dead marks a series its table dropped, so links to it are re-resolved.
 	dead bool
+	// unsent marks a series holding records no flush exported yet: it is
+	// not expired before a flush wrote it (metrics_expiration may be
+	// shorter than flush_interval, and a tick may come late).
+	unsent bool
 }
 
 func (h *seriesHead) head() *seriesHead { return h }
@@ -148,12 +152,15 @@ func (t *table[S]) get(tgt *target, extra int, st *batchStats, create func(attrs
 func (t *table[S]) expire(now time.Time, exp time.Duration, done func(S) bool) {
 	for k, s := range t.byKey {
 		h := s.head()
+		if h.unsent {
+			continue
+		}
 		if (exp > 0 && now.Sub(h.lastSeen) > exp) || (done != nil && done(s)) {
 			h.dead = true
 			delete(t.byKey, k)
 		}
 	}
-	if t.hasOver && exp > 0 && now.Sub(t.overflow.head().lastSeen) > exp {
+	if t.hasOver && !t.overflow.head().unsent && exp > 0 && now.Sub(t.overflow.head().lastSeen) > exp {
 		t.overflow.head().dead = true
 		var none S
 		t.overflow, t.hasOver = none, false

@@ -24,6 +24,7 @@ type telemetry struct {
 	histPoints  metric.Int64Counter
 	invalid     metric.Int64Counter
 	outOfRange  metric.Int64Counter
+	refused     metric.Int64Counter
 
 	// The sets by series kind and by invalid reason, made up front, as
 	// one-element slices like sets below.
@@ -83,6 +84,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		"connector_genai_ttft_histogram_points":           &t.histPoints,
 		"connector_genai_ttft_invalid_records":            &t.invalid,
 		"connector_genai_ttft_window_values_out_of_range": &t.outOfRange,
+		"connector_genai_ttft_points_refused":             &t.refused,
 	}, map[string]*metric.Int64Gauge{
 		"connector_genai_ttft_series": &t.series,
 	})
