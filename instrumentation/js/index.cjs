@@ -509,7 +509,14 @@ function isAbort(err, signal) {
 function wrapBody(body, r, unlink) {
   const reader = body.getReader();
   let cut = false;
-  return new ReadableStream({
+  // abandon ends the call when the app stops reading before the end: it
+  // cancelled the body, or released its reader and took no other.
+  const abandon = (t, reason) => {
+    unlink();
+    if (r.signal && r.signal.aborted && !r.facts.marker) r.end('error', reasonOf(r.signal) || reason, t);
+    else r.end(!r.sse ? 'eof' : r.facts.marker ? 'completed' : 'closed', undefined, t);
+  };
+  const stream = new ReadableStream({
     start(controller) {
       if (r.limited) {
         r.cutters.push((err) => {
@@ -548,13 +555,30 @@ function wrapBody(body, r, unlink) {
       controller.enqueue(res.value);
     },
     cancel(reason) {
-      const t = r.now();
-      unlink();
-      if (r.signal && r.signal.aborted && !r.facts.marker) r.end('error', reasonOf(r.signal) || reason, t);
-      else r.end(!r.sse ? 'eof' : r.facts.marker ? 'completed' : 'closed', undefined, t);
+      abandon(r.now(), reason);
       return reader.cancel(reason);
     },
   }, { highWaterMark: 0 });
+  // Some SDKs (@google/genai) leave a stream the app stops iterating
+  // (break in for await) by releasing their reader, without a cancel: no
+  // read or cancel would ever end the span. A reader released before the
+  // end, with no other reader taken in the same turn, is the app closing
+  // the body (no timer: a microtask).
+  const getReader = stream.getReader;
+  stream.getReader = function (...args) {
+    const rd = getReader.apply(this, args);
+    const releaseLock = rd.releaseLock;
+    rd.releaseLock = function () {
+      releaseLock.call(this);
+      if (r.done) return;
+      const t = r.now();
+      queueMicrotask(() => {
+        if (!r.done && !stream.locked) abandon(t);
+      });
+    };
+    return rd;
+  };
+  return stream;
 }
 
 // timeoutOption reads a wrapper-side timeout: undefined (none) or a whole

@@ -334,6 +334,10 @@ func (f *facts) responses(s *jscan, event []byte) kind {
 		t = string(event)
 	}
 	switch {
+	case t == "keepalive":
+		// {"type":"keepalive","sequence_number":n}: sent during long
+		// requests; a keep-alive like an SSE comment, it ends no pause.
+		return kindKeepalive
 	case t == "error":
 		f.setError(code, msg)
 		return kindError

@@ -133,6 +133,9 @@ function responses(f, data, event) {
   if (!isObj(o)) throw new Error('not an object');
   const t = str(o.type) || event || '';
   const status = responseObject(f, o.response);
+  // {"type":"keepalive","sequence_number":n}: sent during long requests; a
+  // keep-alive like an SSE comment, it ends no pause.
+  if (t === 'keepalive') return 'keepalive';
   if (t === 'error') {
     if (isObj(o.error)) errorObject(f, o.error);
     else setError(f, str(o.code), str(o.message));
