@@ -81,15 +81,17 @@ func (c *Config) Check() error {
 	if c.MaxEvents < 0 {
 		errs = append(errs, errors.New("derive::max_events must be >= 0 (0 reads no events)"))
 	}
-	if c.MaxTTFTSeconds <= 0 {
+	// !(x > 0) refuses NaN too: every comparison with NaN is false, so a
+	// NaN bound would refuse nothing.
+	if !(c.MaxTTFTSeconds > 0) {
 		errs = append(errs, errors.New("derive::max_ttft_seconds must be > 0, e.g. 3600"))
 	}
-	if c.MaxDurationSeconds <= 0 || math.IsInf(c.MaxDurationSeconds, 0) {
+	if !(c.MaxDurationSeconds > 0) || math.IsInf(c.MaxDurationSeconds, 0) {
 		errs = append(errs, errors.New("derive::max_duration_seconds must be a finite number > 0, e.g. 86400"))
 	} else if c.MaxTTFTSeconds > c.MaxDurationSeconds {
 		errs = append(errs, errors.New("derive::max_ttft_seconds must not exceed derive::max_duration_seconds (a first token comes before the end): raise derive::max_duration_seconds or lower derive::max_ttft_seconds"))
 	}
-	if c.MaxChunkGapSeconds <= 0 || math.IsInf(c.MaxChunkGapSeconds, 0) {
+	if !(c.MaxChunkGapSeconds > 0) || math.IsInf(c.MaxChunkGapSeconds, 0) {
 		errs = append(errs, errors.New("derive::max_chunk_gap_seconds must be a finite number > 0, e.g. 3600"))
 	}
 	for i, p := range c.ContentExactProducers {

@@ -262,6 +262,12 @@ func (d *Deriver) scanAttrs(e *evidence, si *scopeInfo, attrs pcommon.Map) {
 			}
 			continue
 		}
+		if row.recordKey {
+			// A record key a row reads: the stamp writes it again when the
+			// derivation keeps its value; one it refused (out of bounds,
+			// not a number) must not survive beside the stamp.
+			e.staleKeys = true
+		}
 		d.apply(e, row, v)
 	}
 	if e.provider[0] != "" || e.provider[1] != "" || e.model[0] != "" || e.model[2] != "" {

@@ -82,13 +82,17 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 				sc.entries = sc.entries[:0]
 				e := sc.next()
 				d.scanLog(&e.ev, &si, lr)
-				st.ValuesRejected += e.ev.rejected
 				st.Untrusted += e.ev.untrusted
 				if !e.ev.isCall(false) {
+					st.ValuesRejected += e.ev.rejected
 					st.Skipped[ReasonNotGenAI]++
 					continue
 				}
 				d.checkTimings(&e.ev)
+				// After checkTimings, as for spans: its refusals (a TTFT
+				// after the end, a duration, gap or attempts past their
+				// bound) are counted too.
+				st.ValuesRejected += e.ev.rejected
 				e.root, e.parentIdx = 0, -1
 				d.fold(sc)
 				rec := &sc.rec

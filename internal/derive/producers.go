@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // The producer table (docs/architecture.md, "Producer table"). What an
@@ -203,6 +205,10 @@ type Row struct {
 	meaning Meaning
 	unit    unit
 	prod    int // index into the Deriver's producers; -1 for anyone
+	// recordKey: Key is a ttft.* key the record writes (ttft.attempts,
+	// ttft.time_to_headers): present on a span, it is cleared before the
+	// stamp, so a value the derivation refused cannot survive beside it.
+	recordKey bool
 }
 
 // Built-in producers.
@@ -390,6 +396,7 @@ func newRowTable(prods []ProducerMatch, rows []Row, configured int) (*rowTable, 
 			return nil, fmt.Errorf("derive::rows[%d]::key is required", i)
 		}
 		row.meaning, row.unit, row.prod = m, u, -1
+		row.recordKey = !row.Event && record.IsRecordKey(row.Key)
 		if m.callSignal() {
 			if len(row.Key) < 2 {
 				t.noPrefilter = true

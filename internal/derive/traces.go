@@ -451,8 +451,9 @@ func (d *Deriver) checkTimings(e *evidence) {
 		e.maxGap = e.duration + durationSlack
 	}
 	if e.stream == triFalse {
+		// No TTFT; the headers time is still checked below against the
+		// bounds and the duration, or the record breaks record.Validate.
 		e.content.ok, e.chunk.ok, e.srvTTFT.ok = false, false, false
-		return
 	}
 	for _, t := range [...]*timing{&e.content, &e.chunk, &e.srvTTFT, &e.headers} {
 		if !t.ok {

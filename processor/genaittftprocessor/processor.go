@@ -61,6 +61,11 @@ func (p *ttftProcessor) processTraces(ctx context.Context, td ptrace.Traces) (pt
 				p.markNested(res, span, outer)
 				bs.dropped += p.dropChunkEvents(span)
 			},
+			// Folded upstream (ttft.nested_in): its chunk events go as
+			// those of a span folded here, or of a record read back.
+			RereadNested: func(_ pcommon.Resource, span ptrace.Span) {
+				bs.dropped += p.dropChunkEvents(span)
+			},
 		}
 	}
 	st := p.deriver.TracesWith(td, v)
