@@ -24,11 +24,12 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 
 	var content, chunk, srv *timing
 	var srvServer bool
+	var retriedContent, retriedChunk timing
 	if r.contentFrom >= 0 {
-		content = &sc.entries[r.contentFrom].ev.content
+		content = d.fromFirstAttempt(sc, r, r.contentFrom, &sc.entries[r.contentFrom].ev.content, &retriedContent)
 	}
 	if r.chunkFrom >= 0 {
-		chunk = &sc.entries[r.chunkFrom].ev.chunk
+		chunk = d.fromFirstAttempt(sc, r, r.chunkFrom, &sc.entries[r.chunkFrom].ev.chunk, &retriedChunk)
 	}
 	if r.srvFrom >= 0 {
 		srv = &sc.entries[r.srvFrom].ev.srvTTFT
@@ -76,6 +77,12 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	rec.CachedTokens, rec.HasCachedTokens = r.cached, r.hasCached
 	rec.OutputTokens, rec.HasOutputTokens = r.output, r.hasOutput
 	rec.Outcome = r.outcome
+	if r.abandoned && rec.Outcome == record.OutcomeComplete {
+		// An abandoned stream is closed ahead of a completion marker or
+		// status OK on another span of the call (an enclosing span that
+		// reports success for a stream it did not see end).
+		rec.Outcome = record.OutcomeClosed
+	}
 	if rec.Outcome == "" {
 		rec.Outcome = e.outcome(r.contentSeen())
 	}
@@ -92,6 +99,10 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	rec.Attempts = d.attempts(sc, r)
 	if _, failedOver, ok := r.gatewayAttempts(); ok {
 		rec.FailedOver, rec.FailedOverKnown = failedOver, true
+	} else if r.failedInner > 0 && !r.ev.hasAttempts {
+		// Vercel's sibling provider requests: a retry of the same target is
+		// an attempt, not a failover (docs/architecture.md §4).
+		rec.FailedOver, rec.FailedOverKnown = r.innerRetarget, true
 	}
 	rec.Provider, rec.Model, rec.Route = best(e.provider[:]), best(e.model[:]), e.route
 	if rec.Provider == "" {
@@ -136,6 +147,24 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 		return 0, true
 	}
 	return noTTFTReason(r), false
+}
+
+// fromFirstAttempt puts a time read from a retried Vercel provider request
+// on the clock of the call's first one (docs/architecture.md §2: a
+// retried call's TTFT includes the earlier attempts), copied into buf; a
+// single request's time is its own, as its producer measured it. nil when
+// the shifted time passes max_ttft_seconds.
+func (d *Deriver) fromFirstAttempt(sc *scratch, r *entry, from int32, t *timing, buf *timing) *timing {
+	e := &sc.entries[from].ev
+	if e.vercel != vercelInner || r.firstInnerStart == 0 || !e.timingValid || e.start <= r.firstInnerStart {
+		return t
+	}
+	*buf = *t
+	buf.v += float64(e.start-r.firstInnerStart) / 1e9
+	if buf.v > d.cfg.MaxTTFTSeconds {
+		return nil
+	}
+	return buf
 }
 
 // noTTFTReason explains a record without TTFT from what fold gathered on

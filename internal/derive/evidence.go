@@ -1006,12 +1006,13 @@ func (e *evidence) promptTokens() (int64, bool) {
 		if n < 0 {
 			continue
 		}
+		if i == 0 && e.promptAdjust && e.anthropic {
+			// Anthropic's input_tokens excludes cached input: a prompt read
+			// whole from the cache says 0 beside its cache counts.
+			n += e.cacheRead + e.cacheWrite
+		}
 		if n == 0 {
 			return 0, false // producers write 0 when they did not count
-		}
-		if i == 0 && e.promptAdjust && e.anthropic {
-			// Anthropic's input_tokens excludes cached input.
-			n += e.cacheRead + e.cacheWrite
 		}
 		return n, true
 	}

@@ -66,13 +66,28 @@ type foldState struct {
 	contentFrom, chunkFrom, srvFrom int32
 	lastInner                       int32 // latest-starting Vercel provider request
 	failedInner                     int64
+	// firstInnerStart is the earliest start of the call's Vercel provider
+	// requests with valid timing (0: none): a TTFT read from a later one
+	// (a retry) is put on its clock, so it includes the earlier attempts.
+	firstInnerStart uint64
+	// innerTarget is the provider and model of the first Vercel provider
+	// request; innerRetarget: a later one went to another target.
+	innerTarget                     [2]string
+	innerTargeted                   bool
+	innerRetarget                   bool
 	stream                          tri
 	prompt, cached, output          int64
 	hasPrompt, hasCached, hasOutput bool
-	maxGap                          float64
-	hasGap                          bool
-	contentChunks                   int64
-	outcome                         string
+	// outputSeen: a span counted output that says content came (not the
+	// Messages API's message_start placeholder of 1).
+	outputSeen    bool
+	maxGap        float64
+	hasGap        bool
+	contentChunks int64
+	outcome       string
+	// abandoned: a span of the call says the client walked away from the
+	// stream (outcome closed, whatever another span's status says).
+	abandoned bool
 	// lastEnd is the latest end of the call's spans with valid timing: a
 	// nested span may outlive its root (an instrumentation that ends its
 	// span when it hands the stream back), and the call lasts until then.
@@ -755,6 +770,12 @@ func (d *Deriver) fold(sc *scratch) {
 		if e.ev.hasOutput && (!r.hasOutput || e.ev.output > r.output) {
 			r.output, r.hasOutput = e.ev.output, true
 		}
+		if e.ev.hasOutput && (e.ev.output > 1 || (e.ev.output == 1 && !e.ev.anthropic)) {
+			// Anthropic's message_start says output_tokens 1 before any
+			// content; instrumentations that copy it (OpenInference) do
+			// not say content came.
+			r.outputSeen = true
+		}
 		if e.ev.hasGap && (!r.hasGap || e.ev.maxGap > r.maxGap) {
 			r.maxGap, r.hasGap = e.ev.maxGap, true
 		}
@@ -793,8 +814,16 @@ func (d *Deriver) fold(sc *scratch) {
 			if e.ev.failed() {
 				r.failedInner++
 			}
+			if tgt := [2]string{best(e.ev.provider[:]), best(e.ev.model[:])}; !r.innerTargeted {
+				r.innerTarget, r.innerTargeted = tgt, true
+			} else if tgt != r.innerTarget {
+				r.innerRetarget = true
+			}
 			if r.lastInner < 0 || e.ev.start >= sc.entries[r.lastInner].ev.start {
 				r.lastInner = idx
+			}
+			if e.ev.timingValid && (r.firstInnerStart == 0 || e.ev.start < r.firstInnerStart) {
+				r.firstInnerStart = e.ev.start
 			}
 		}
 	}
@@ -809,6 +838,9 @@ func (d *Deriver) fold(sc *scratch) {
 			continue // a gateway attempt that a retry or fallback superseded
 		}
 		o := e.ev.outcome(r.contentSeen())
+		if o == record.OutcomeClosed && e.ev.abandoned() {
+			r.abandoned = true
+		}
 		if r.outcome == "" || severity(o) > severity(r.outcome) {
 			r.outcome = o
 		}
@@ -903,7 +935,7 @@ func (r *entry) gatewayAttempts() (n int64, failedOver, ok bool) {
 }
 
 func (r *entry) contentSeen() bool {
-	if r.contentFrom >= 0 || r.contentChunks > 0 || (r.hasOutput && r.output > 0) {
+	if r.contentFrom >= 0 || r.contentChunks > 0 || r.outputSeen {
 		return true
 	}
 	return false
