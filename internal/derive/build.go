@@ -99,9 +99,9 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 	rec.Attempts = d.attempts(sc, r)
 	if _, failedOver, ok := r.gatewayAttempts(); ok {
 		rec.FailedOver, rec.FailedOverKnown = failedOver, true
-	} else if r.failedInner > 0 && !r.ev.hasAttempts {
-		// Vercel's sibling provider requests: a retry of the same target is
-		// an attempt, not a failover (docs/architecture.md §4).
+	} else if r.inner > 1 && r.failedInner > 0 && !r.ev.hasAttempts {
+		// Vercel's sibling provider requests, retried: a retry of the same
+		// target is an attempt, not a failover (docs/architecture.md §4).
 		rec.FailedOver, rec.FailedOverKnown = r.innerRetarget, true
 	}
 	rec.Provider, rec.Model, rec.Route = best(e.provider[:]), best(e.model[:]), e.route

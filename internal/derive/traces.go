@@ -75,6 +75,7 @@ type foldState struct {
 	innerTarget                     [2]string
 	innerTargeted                   bool
 	innerRetarget                   bool
+	inner                           int64 // Vercel provider requests
 	stream                          tri
 	prompt, cached, output          int64
 	hasPrompt, hasCached, hasOutput bool
@@ -814,6 +815,7 @@ func (d *Deriver) fold(sc *scratch) {
 			if e.ev.failed() {
 				r.failedInner++
 			}
+			r.inner++
 			if tgt := [2]string{best(e.ev.provider[:]), best(e.ev.model[:])}; !r.innerTargeted {
 				r.innerTarget, r.innerTargeted = tgt, true
 			} else if tgt != r.innerTarget {
