@@ -353,6 +353,7 @@ func (c *ttftConnector) finishBatch(ctx context.Context, signal string, ds *deri
 			zap.Int("limit", c.cfg.AggregationCardinalityLimit), zap.Int64("records", overflowed))
 	}
 	c.tel.report(ctx, signal, st)
+	c.tel.reportEvidence(ctx, signal, ds)
 	if ds.Reread > 0 {
 		c.reread.Add(ctx, ds.Reread, c.tel.attrs(attrPair{k1: "signal", v1: signal})...)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -654,4 +655,29 @@ func TestCensoredCutIsBoundedByMaxTTFT(t *testing.T) {
 	if after > 3600*1.25 {
 		t.Errorf("first_token recommendation %v s: a TTFT lower bound above max_ttft_seconds (3600) reached the window", after)
 	}
+}
+
+// TestConnectorCountsRefusedEvidence: with no processor in front, the
+// connector derives the spans itself and counts the evidence it refuses in
+// evidence_rejected, as the processor does; before, nothing counted it.
+func TestConnectorCountsRefusedEvidence(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+	c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+	td := ptrace.NewTraces()
+	s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	s.SetName("chat m")
+	s.SetKind(ptrace.SpanKindClient)
+	s.SetTraceID(pcommon.TraceID{1})
+	s.SetSpanID(pcommon.SpanID{1})
+	s.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+	s.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(2 * time.Second)))
+	a := s.Attributes()
+	a.PutStr("gen_ai.operation.name", "chat")
+	a.PutStr("gen_ai.request.model", "m")
+	a.PutBool("gen_ai.request.stream", true)
+	a.PutDouble("gen_ai.response.time_to_first_chunk", math.NaN())
+	require.NoError(t, c.ConsumeTraces(context.Background(), td))
+	assert.Equal(t, map[string]int64{"value": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_evidence_rejected", "kind"))
+	require.NoError(t, c.Shutdown(context.Background()))
 }

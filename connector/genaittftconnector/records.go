@@ -338,6 +338,7 @@ func (c *recordsConnector) ConsumeTraces(ctx context.Context, td ptrace.Traces) 
 		}
 	}
 	c.skipTel.report(ctx, "traces", &st)
+	c.skipTel.reportEvidence(ctx, "traces", &ds)
 	c.tel.report(ctx, ds.Reread, int64(len(keep)), &split)
 	return nil
 }

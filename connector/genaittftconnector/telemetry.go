@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/owntel"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
@@ -25,6 +26,7 @@ type telemetry struct {
 	invalid     metric.Int64Counter
 	outOfRange  metric.Int64Counter
 	refused     metric.Int64Counter
+	evidence    metric.Int64Counter
 
 	// The sets by series kind and by invalid reason, made up front, as
 	// one-element slices like sets below.
@@ -85,6 +87,7 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		"connector_genai_ttft_invalid_records":            &t.invalid,
 		"connector_genai_ttft_window_values_out_of_range": &t.outOfRange,
 		"connector_genai_ttft_points_refused":             &t.refused,
+		"connector_genai_ttft_evidence_rejected":          &t.evidence,
 	}, map[string]*metric.Int64Gauge{
 		"connector_genai_ttft_series": &t.series,
 	})
@@ -96,6 +99,20 @@ func newTelemetry(set component.TelemetrySettings) (*telemetry, error) {
 		t.kindAdd[i], t.kindRecord[i] = []metric.AddOption{kind}, []metric.RecordOption{kind}
 	}
 	return t, err
+}
+
+// reportEvidence counts the evidence the connector's own derivation
+// refused (spans or log records with no processor in front), as the
+// processor's evidence_rejected does.
+func (t *telemetry) reportEvidence(ctx context.Context, signal string, ds *derive.Stats) {
+	for _, kv := range [...]struct {
+		kind string
+		n    int64
+	}{{"value", ds.ValuesRejected}, {"event", ds.EventsIgnored}, {"untrusted_producer", ds.Untrusted}} {
+		if kv.n > 0 {
+			t.evidence.Add(ctx, kv.n, t.attrs(attrPair{"signal", signal, "kind", kv.kind})...)
+		}
+	}
 }
 
 // report adds one batch's counts; called outside the connector lock.
