@@ -171,7 +171,9 @@ func (c *ttftConnector) Shutdown(ctx context.Context) error {
 	select {
 	case <-loopDone:
 	case <-grace.C:
-		c.cancelLoop()
+		if c.cancelLoop != nil {
+			c.cancelLoop()
+		}
 		<-loopDone
 	}
 	if c.cancelLoop != nil {
