@@ -20,27 +20,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 	"github.com/otelcol-ttft/otelcol-ttft/processor/genaittftprocessor/internal/metadata"
 )
-
-func newLogsHostile(t *testing.T, cfg *Config, tel *componenttest.Telemetry) (processor.Logs, *consumertest.LogsSink) {
-	t.Helper()
-	set := processortest.NewNopSettings(metadata.Type)
-	if tel != nil {
-		set.TelemetrySettings = tel.NewTelemetrySettings()
-	}
-	sink := new(consumertest.LogsSink)
-	p, err := NewFactory().CreateLogs(context.Background(), set, cfg, sink)
-	require.NoError(t, err)
-	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
-	return p, sink
-}
 
 // TestLogsEvidenceRejectedCounted: a gateway log record whose values
 // the duration and bound checks refuse (a TTFT after the request's end, a
@@ -78,7 +63,7 @@ func TestLogsEvidenceRejectedCounted(t *testing.T) {
 
 			ltel := componenttest.NewTelemetry()
 			t.Cleanup(func() { require.NoError(t, ltel.Shutdown(context.Background())) })
-			lp, _ := newLogsHostile(t, createDefaultConfig(), ltel)
+			lp, _ := newLogs(t, createDefaultConfig(), ltel)
 			ld := plog.NewLogs()
 			lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
 			lr.Attributes().PutStr("gen_ai.request.model", "gpt-4o")

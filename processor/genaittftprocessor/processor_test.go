@@ -47,6 +47,20 @@ func newTraces(t *testing.T, cfg *Config, tel *componenttest.Telemetry) (process
 	return p, sink
 }
 
+func newLogs(t *testing.T, cfg *Config, tel *componenttest.Telemetry) (processor.Logs, *consumertest.LogsSink) {
+	t.Helper()
+	set := processortest.NewNopSettings(metadata.Type)
+	if tel != nil {
+		set.TelemetrySettings = tel.NewTelemetrySettings()
+	}
+	sink := new(consumertest.LogsSink)
+	p, err := NewFactory().CreateLogs(context.Background(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, p.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
+	return p, sink
+}
+
 func TestLifecycle(t *testing.T) {
 	f := NewFactory()
 	assert.Equal(t, metadata.Type, f.Type())
