@@ -20,7 +20,12 @@ import (
 // file's header maps, every one of them, is such a line: it is skipped as
 // header_line, and when it differs from the header in force it is the
 // file's header for the rows after it. A sender who controls a field or
-// two of a row cannot make one: a quoted field stays one field.
+// two of a row cannot make one: a quoted field stays one field. A change is
+// keyed by the file's path (kept for the mapping whatever
+// include_file_path says) and ends when a row at or before its header line
+// arrives: the path was written anew (the next export) or is read from its
+// start again, and its rows are read under their first header until a
+// header line comes again.
 const (
 	reasonHeaderLine = "header_line"
 	// minHeaderNames: a header mapping fewer columns has its later header
@@ -40,48 +45,64 @@ type headerChange struct {
 	File  string `json:"file"`
 	First string `json:"first"`
 	To    string `json:"to"`
+	// At is the header line's record number in the file.
+	At int64 `json:"at"`
 }
 
 // headerChanges are the files whose header changed. Safe for concurrent use.
 type headerChanges struct {
 	any   atomic.Bool
 	mu    sync.Mutex
-	to    map[string]string // key(file, first) → header in force
-	order []headerChange    // oldest first
+	to    map[string]headerChange // key(file, first) → header in force
+	order []headerChange          // oldest first
 }
 
 func headerChangeKey(file, first string) string { return file + "\x00" + first }
 
-// header is the header in force for the rows of file whose first header
-// is first. Callers test any first: a row of a receiver that never saw a
-// header change then costs one atomic load.
-func (h *headerChanges) header(file, first string) string {
+// header is the header in force for the row at record number n (0:
+// unknown) of file, whose first header is first. A change whose header
+// line is not before n ends: ended reports it, and the changes to save.
+// Callers test any first: a row of a receiver that never saw a header
+// change then costs one atomic load.
+func (h *headerChanges) header(file, first string, n int64) (header string, ended []headerChange, wasEnded bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if to, ok := h.to[headerChangeKey(file, first)]; ok {
-		return to
+	k := headerChangeKey(file, first)
+	c, ok := h.to[k]
+	if !ok {
+		return first, nil, false
 	}
-	return first
+	if n <= 0 || n > c.At {
+		return c.To, nil, false
+	}
+	h.remove(k, file, first)
+	return first, append([]headerChange{}, h.order...), true
 }
 
-// set puts to in force for file and reports the changes to save.
-func (h *headerChanges) set(file, first, to string) []headerChange {
+// remove forgets the change of (file, first). Called with mu held.
+func (h *headerChanges) remove(k, file, first string) {
+	delete(h.to, k)
+	for i := range h.order {
+		if h.order[i].File == file && h.order[i].First == first {
+			h.order = append(h.order[:i], h.order[i+1:]...)
+			return
+		}
+	}
+}
+
+// set puts c in force and reports the changes to save.
+func (h *headerChanges) set(c headerChange) []headerChange {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.to == nil {
-		h.to = map[string]string{}
+		h.to = map[string]headerChange{}
 	}
-	k := headerChangeKey(file, first)
+	k := headerChangeKey(c.File, c.First)
 	if _, ok := h.to[k]; ok {
-		for i := range h.order {
-			if h.order[i].File == file && h.order[i].First == first {
-				h.order = append(h.order[:i], h.order[i+1:]...)
-				break
-			}
-		}
+		h.remove(k, c.File, c.First)
 	}
-	h.to[k] = to
-	h.order = append(h.order, headerChange{File: file, First: first, To: to})
+	h.to[k] = c
+	h.order = append(h.order, c)
 	if len(h.order) > maxHeaderChanges {
 		old := h.order[0]
 		delete(h.to, headerChangeKey(old.File, old.First))
@@ -94,8 +115,8 @@ func (h *headerChanges) set(file, first, to string) []headerChange {
 // restore puts saved changes in force.
 func (h *headerChanges) restore(saved []headerChange) {
 	for _, c := range saved {
-		if c.File != "" && c.First != "" && c.To != "" && len(c.To) <= maxHeaderBytes {
-			h.set(c.File, c.First, c.To)
+		if c.File != "" && c.First != "" && c.To != "" && len(c.To) <= maxHeaderBytes && c.At > 0 {
+			h.set(c)
 		}
 	}
 }
@@ -144,20 +165,26 @@ func isHeaderLine(cols *csvColumns, fields []string) bool {
 	return true
 }
 
-// headerLine handles a header line of file read under the header first: a
-// different one is put in force (and saved) for the rows after it.
-func (o *mapOperator) headerLine(ctx context.Context, file, first, current string, fields []string) {
+// headerLine handles a header line at record number at of file read under
+// the header first: a different one is put in force (and saved) for the
+// rows after it.
+func (o *mapOperator) headerLine(ctx context.Context, file, first, current string, at int64, fields []string) {
 	names := make([]string, len(fields))
 	for i, f := range fields {
 		names[i] = strings.TrimSpace(f)
 	}
 	to := strings.Join(names, string(o.delimiter))
-	if to == current || len(to) > maxHeaderBytes {
+	if to == current || len(to) > maxHeaderBytes || file == "" || at <= 0 {
 		return
 	}
-	saved := o.changes.set(file, first, to)
+	saved := o.changes.set(headerChange{File: file, First: first, To: to, At: at})
 	o.Logger().Warn("CSV header line inside the file: its rows after it are read under it",
 		zap.String("file", file), zap.String("header", to))
+	o.saveHeaderChanges(ctx, saved)
+}
+
+// saveHeaderChanges saves the changes in force (storage set).
+func (o *mapOperator) saveHeaderChanges(ctx context.Context, saved []headerChange) {
 	if o.headerStore == nil {
 		return
 	}

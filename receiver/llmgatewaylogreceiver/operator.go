@@ -75,7 +75,6 @@ func operators(c *Config) ([]operator.Config, error) {
 	// First: drop rows passed on before a crash (resume.go).
 	ops := []operator.Config{operator.NewConfig(&resumeConfig{
 		TransformerConfig: helper.NewTransformerConfig(resumeOperatorType, resumeOperatorType),
-		keepPath:          c.InputConfig.IncludeFilePath,
 		format:            c.Format,
 		fingerprintSize:   int(c.InputConfig.FingerprintSize),
 	})}
@@ -100,6 +99,7 @@ func operators(c *Config) ([]operator.Config, error) {
 		keepRow:           c.KeepRow,
 		delimiter:         c.Delimiter,
 		keepRecordNumber:  c.InputConfig.IncludeFileRecordNumber,
+		keepPath:          c.InputConfig.IncludeFilePath,
 		saveHeld:          c.StorageID != nil,
 	}))
 	return ops, nil
@@ -173,6 +173,9 @@ type mapConfig struct {
 	// keepRecordNumber is the user's include_file_record_number; the
 	// receiver turns it on for its own skipped-row logs either way.
 	keepRecordNumber bool
+	// keepPath is the user's include_file_path; the receiver turns it on
+	// for the resume marks and the header changes either way.
+	keepPath bool
 	// saveHeld: storage is set, so a graceful stop saves the requests held
 	// for their fallback rows, and the start holds them again.
 	saveHeld bool
@@ -208,6 +211,7 @@ func (c *mapConfig) Build(set component.TelemetrySettings) (operator.Operator, e
 		delimiter:        d,
 		headerLines:      headerLines,
 		keepRecordNumber: c.keepRecordNumber,
+		keepPath:         c.keepPath,
 		clock:            c.clock,
 		saveHeld:         c.saveHeld,
 	}
@@ -232,6 +236,7 @@ type mapOperator struct {
 	delimiter        rune
 	headerLines      int64
 	keepRecordNumber bool
+	keepPath         bool
 
 	// fallbacks holds the rows of requests that may have failed over, for
 	// formats that link a fallback's row to its request's (nil otherwise).
@@ -435,7 +440,7 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 func (o *mapOperator) stamp(e *entry.Entry, r *derive.GatewayRecord) {
 	out := make(map[string]any, len(e.Attributes)+recordKeys)
 	for k, v := range e.Attributes {
-		if k == headerAttribute || k == headerTooLongAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) {
+		if k == headerAttribute || k == headerTooLongAttribute || (k == attrs.LogFileRecordNumber && !o.keepRecordNumber) || (k == attrs.LogFilePath && !o.keepPath) {
 			continue
 		}
 		out[k] = v
@@ -508,8 +513,13 @@ func (o *mapOperator) mapCSV(ctx context.Context, e *entry.Entry, out *derive.Ga
 		return "", true
 	}
 	header := first
+	n, _ := e.Attributes[attrs.LogFileRecordNumber].(int64)
 	if o.changes.any.Load() {
-		header = o.changes.header(fileOf(e), first)
+		var saved []headerChange
+		var ended bool
+		if header, saved, ended = o.changes.header(pathOf(e), first, n); ended {
+			o.saveHeaderChanges(ctx, saved)
+		}
 	}
 	cols := o.headers.columns(header)
 	line, ok := csvLine(e.Body)
@@ -530,7 +540,7 @@ func (o *mapOperator) mapCSV(ctx context.Context, e *entry.Entry, out *derive.Ga
 		}
 	}
 	if isHeaderLine(cols, fields) {
-		o.headerLine(ctx, fileOf(e), first, header, fields)
+		o.headerLine(ctx, pathOf(e), first, header, n, fields)
 		return reasonHeaderLine, false
 	}
 	if reason == "" {
@@ -565,6 +575,13 @@ func (o *mapOperator) unparsedReason(e *entry.Entry) string {
 		return reasonMalformedCSV
 	}
 	return reasonColumnCount
+}
+
+// pathOf is the path of e's file: the file input always sets it for the
+// receiver's operators (stamp drops it unless include_file_path is on).
+func pathOf(e *entry.Entry) string {
+	p, _ := e.Attributes[attrs.LogFilePath].(string)
+	return p
 }
 
 func fileOf(e *entry.Entry) string {

@@ -48,10 +48,7 @@ const (
 
 type resumeConfig struct {
 	helper.TransformerConfig
-	// keepPath is the user's include_file_path; the receiver turns it on to
-	// tell files apart either way.
-	keepPath bool
-	format   string
+	format string
 	// fingerprintSize is the file input's fingerprint_size: a mark follows
 	// the file stanza takes for the same one, no other (0: the default).
 	fingerprintSize int
@@ -70,12 +67,11 @@ func (c *resumeConfig) Build(set component.TelemetrySettings) (operator.Operator
 	if fp <= 0 {
 		fp = resumeFingerprintBytes
 	}
-	return &resumeOperator{TransformerOperator: t, keepPath: c.keepPath, tel: tel, files: map[string]*resumeFile{}, now: time.Now, fpBytes: fp}, nil
+	return &resumeOperator{TransformerOperator: t, tel: tel, files: map[string]*resumeFile{}, now: time.Now, fpBytes: fp}, nil
 }
 
 type resumeOperator struct {
 	helper.TransformerOperator
-	keepPath  bool
 	tel       *telemetry
 	now       func() time.Time
 	persister operator.Persister
@@ -174,10 +170,9 @@ func (o *resumeOperator) Process(ctx context.Context, e *entry.Entry) error {
 // keep reports whether e is a row not passed on before a crash. Called
 // with mu held.
 func (o *resumeOperator) keep(ctx context.Context, e *entry.Entry) bool {
+	// The path stays on e for the mapping, which drops it unless
+	// include_file_path is on.
 	path, _ := e.Attributes[attrs.LogFilePath].(string)
-	if !o.keepPath {
-		delete(e.Attributes, attrs.LogFilePath)
-	}
 	n, ok := e.Attributes[attrs.LogFileRecordNumber].(int64)
 	if path == "" || !ok {
 		return true

@@ -291,3 +291,75 @@ func TestHeaderLineInsideTheFileSurvivesARestart(t *testing.T) {
 	}
 	assert.Equal(t, []float64{0.4, 0.3, 0.25}, ttfts, "the row appended after the restart is read under the new header")
 }
+
+// TestHeaderLineStaysInItsFile: a header change is the file's own. Two
+// exports of the same name in two directories (include_file_path off, as by
+// default): the header line inside the first one changed how the second
+// one's rows were read, whose prompt_tokens column (1000) became a TTFT.
+// With include_file_name off too, every file with the same first header
+// was read under it.
+func TestHeaderLineStaysInItsFile(t *testing.T) {
+	h1 := "request_id,created_at,model,status,ttft_ms,latency_ms,prompt_tokens"
+	h2 := "request_id,created_at,model,status,prompt_tokens,latency_ms,ttft_ms"
+	for _, includeName := range []bool{true, false} {
+		t.Run(fmt.Sprintf("include_file_name=%v", includeName), func(t *testing.T) {
+			root := t.TempDir()
+			a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+			require.NoError(t, os.Mkdir(a, 0o700))
+			require.NoError(t, os.Mkdir(b, 0o700))
+			require.NoError(t, os.WriteFile(filepath.Join(a, "x.csv"), []byte(h1+"\n"+
+				"a-1,2026-11-30T00:00:01Z,m,ok,400,1600,1000\n"+
+				h2+"\n"+
+				"a-2,2026-11-30T00:00:02Z,m,ok,1200,1600,300\n"), 0o600))
+			cfg := testConfig(t, FormatInfroCSV, filepath.Join(root, "*", "*.csv"))
+			cfg.InputConfig.IncludeFileName = includeName
+			h := newHarness(t, cfg)
+			h.start(t)
+			h.waitRecords(t, 2)
+			require.NoError(t, os.WriteFile(filepath.Join(b, "x.csv"), []byte(h1+"\n"+
+				"b-1,2026-11-30T00:00:03Z,m,ok,450,1600,1000\n"), 0o600))
+			lrs := h.waitRecords(t, 3)
+			h.stop(t)
+			var ttfts []float64
+			for _, r := range readRecords(t, lrs) {
+				ttfts = append(ttfts, r.TimeToFirstContent)
+			}
+			assert.Equal(t, []float64{0.4, 0.3, 0.45}, ttfts, "the second file is read under its own header")
+			for _, lr := range lrs {
+				_, hasPath := lr.Attributes().Get("log.file.path")
+				assert.False(t, hasPath, "log.file.path is not emitted unless include_file_path is on")
+			}
+		})
+	}
+}
+
+// TestHeaderLineEndsWhenTheFileIsReadAgain: a header change holds for the
+// rows after its header line. A file rewritten at the same path under its
+// first header (the next day's export, which has no header line yet) was
+// read under the header of the day before, its prompt_tokens column (1000)
+// as its TTFT.
+func TestHeaderLineEndsWhenTheFileIsReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	h1 := "request_id,created_at,model,status,ttft_ms,latency_ms,prompt_tokens"
+	h2 := "request_id,created_at,model,status,prompt_tokens,latency_ms,ttft_ms"
+	path := filepath.Join(dir, "x.csv")
+	require.NoError(t, os.WriteFile(path, []byte(h1+"\n"+
+		"a-1,2026-11-30T00:00:01Z,m,ok,400,1600,1000\n"+
+		h2+"\n"+
+		"a-2,2026-11-30T00:00:02Z,m,ok,1200,1600,300\n"), 0o600))
+	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
+	h.start(t)
+	h.waitRecords(t, 2)
+	require.NoError(t, os.WriteFile(path, []byte(h1+"\n"+
+		"b-1,2026-12-01T00:00:01Z,m,ok,450,1600,1000\n"+
+		"b-2,2026-12-01T00:00:02Z,m,ok,350,1600,1000\n"+
+		h2+"\n"+
+		"b-3,2026-12-01T00:00:03Z,m,ok,1200,1600,250\n"), 0o600))
+	lrs := h.waitRecords(t, 5)
+	h.stop(t)
+	var ttfts []float64
+	for _, r := range readRecords(t, lrs) {
+		ttfts = append(ttfts, r.TimeToFirstContent)
+	}
+	assert.Equal(t, []float64{0.4, 0.3, 0.45, 0.35, 0.25}, ttfts, "the rewritten file is read under its first header up to its header line")
+}
