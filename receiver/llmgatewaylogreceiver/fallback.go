@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
@@ -29,6 +30,10 @@ const maxRowsPerRequest = 32
 type heldRow struct {
 	e   *entry.Entry
 	row derive.GatewayRecord
+	// saved is the row as the journal saved it (heldjournal.go; nil
+	// without storage): a snapshot writes it as it is, whatever happened
+	// to e since (a release stamps e outside the lock).
+	saved json.RawMessage
 }
 
 // heldRequest is the rows of one client request seen so far.
@@ -70,6 +75,10 @@ type fallbackRows struct {
 	held  map[string]*heldRequest
 	queue []*heldRequest // by first arrival, so by deadline
 	head  int
+	// journal: storage is set, and every change to the held requests is
+	// kept in ops until the journal writes it (heldjournal.go).
+	journal bool
+	ops     []heldOp
 }
 
 func newFallbackRows(wait time.Duration, maxPending int) *fallbackRows {
@@ -79,14 +88,20 @@ func newFallbackRows(wait time.Duration, maxPending int) *fallbackRows {
 // add offers a mapped row. held is false when the row is not part of a
 // request that may have failed over: the caller emits it now. out gets
 // the requests whose wait ended.
-func (f *fallbackRows) add(e *entry.Entry, row *derive.GatewayRecord, now time.Time, out []released) (_ []released, held bool) {
+// dup is a row already held: the same file's same record number of the
+// same request, read again after a crash (stanza's checkpoint was older
+// than the journal); the caller skips it as already_read.
+func (f *fallbackRows) add(e *entry.Entry, row *derive.GatewayRecord, now time.Time, out []released) (_ []released, held, dup bool) {
 	key, linked := row.Linked()
 	if !linked {
-		return out, false
+		return out, false, false
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h := f.held[key]
+	if h != nil && h.holds(e, row) {
+		return out, true, true
+	}
 	switch {
 	case h != nil && h.primary && row.ParentID == "":
 		// The same first attempt again (a file read twice): the earlier one
@@ -106,12 +121,39 @@ func (f *fallbackRows) add(e *entry.Entry, row *derive.GatewayRecord, now time.T
 		f.held[key] = h
 		f.queue = append(f.queue, h)
 	}
-	h.rows = append(h.rows, heldRow{e: e, row: *row})
+	hr := heldRow{e: e, row: *row}
+	if f.journal {
+		hr.saved = f.logAdd(h, e, row)
+	}
+	h.rows = append(h.rows, hr)
 	h.primary = h.primary || row.ParentID == ""
 	if h.complete() {
 		out = append(out, released{f.remove(h), waitMatched})
 	}
-	return out, true
+	return out, true, false
+}
+
+// holds reports whether h holds e's row already: same request id, same
+// file, same record number.
+func (h *heldRequest) holds(e *entry.Entry, row *derive.GatewayRecord) bool {
+	path, _ := e.Attributes[attrs.LogFilePath].(string)
+	n, ok := e.Attributes[attrs.LogFileRecordNumber].(int64)
+	if path == "" || !ok {
+		return false
+	}
+	for i := range h.rows {
+		r := &h.rows[i]
+		if r.row.ID != row.ID {
+			continue
+		}
+		if p, _ := r.e.Attributes[attrs.LogFilePath].(string); p != path {
+			continue
+		}
+		if m, _ := r.e.Attributes[attrs.LogFileRecordNumber].(int64); m == n {
+			return true
+		}
+	}
+	return false
 }
 
 // expired releases the requests whose wait is over.
@@ -165,12 +207,15 @@ func (f *fallbackRows) oldest() *heldRequest {
 func (f *fallbackRows) remove(h *heldRequest) *heldRequest {
 	h.done = true
 	delete(f.held, h.id)
+	if f.journal {
+		f.ops = append(f.ops, heldOp{ID: h.id, Remove: true})
+	}
 	return h
 }
 
-// savedRequest is a held request as a graceful stop saves it, with storage
-// set: its wait goes on after the restart, so a fallback row read then
-// still folds into its request's record.
+// savedRequest is a held request as the storage keeps it (heldjournal.go):
+// its wait goes on after the restart, so a fallback row read then still
+// folds into its request's record.
 type savedRequest struct {
 	ID string `json:"id"`
 	// Remaining is what was left of its wait at the stop.
@@ -182,25 +227,6 @@ type savedRequest struct {
 type savedRow struct {
 	Entry  *entry.Entry         `json:"entry"`
 	Record derive.GatewayRecord `json:"record"`
-}
-
-// snapshot is every held request, oldest first, as saved requests; they
-// stay held.
-func (f *fallbackRows) snapshot(now time.Time) []savedRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []savedRequest
-	for _, h := range f.queue[f.head:] {
-		if h.done {
-			continue
-		}
-		sr := savedRequest{ID: h.id, Remaining: max(h.deadline.Sub(now), 0), Primary: h.primary}
-		for _, r := range h.rows {
-			sr.Rows = append(sr.Rows, savedRow{Entry: r.e, Record: r.row})
-		}
-		out = append(out, sr)
-	}
-	return out
 }
 
 // restore holds saved requests again, each for what was left of its wait,
@@ -224,7 +250,11 @@ func (f *fallbackRows) restore(saved []savedRequest, now time.Time, out []releas
 			r.Entry.Attributes = jsonNumbers(r.Entry.Attributes)
 			r.Entry.Resource = jsonNumbers(r.Entry.Resource)
 			r.Entry.Body = jsonNumber(r.Entry.Body)
-			h.rows = append(h.rows, heldRow{e: r.Entry, row: r.Record})
+			hr := heldRow{e: r.Entry, row: r.Record}
+			if f.journal {
+				hr.saved, _ = json.Marshal(savedRow{Entry: r.Entry, Record: r.Record})
+			}
+			h.rows = append(h.rows, hr)
 		}
 		if len(h.rows) == 0 {
 			continue

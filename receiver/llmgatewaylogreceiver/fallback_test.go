@@ -2,6 +2,9 @@ package llmgatewaylogreceiver
 
 import (
 	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
@@ -264,15 +268,108 @@ func TestSavedHeldRowsResumeTheirWait(t *testing.T) {
 	assert.Equal(t, int64(7), attrs["n"], "an integer attribute is an integer again")
 	assert.Equal(t, "search", attrs["team"])
 	assert.Equal(t, map[string]int64{waitExpired: 1}, q.waits(t))
-	saved, err := client.Get(context.Background(), mapOperatorType+"."+heldKey)
-	require.NoError(t, err)
-	assert.Nil(t, saved, "deleted once held again")
-
-	require.NoError(t, client.Set(context.Background(), mapOperatorType+"."+heldKey, []byte(`[{"id":"p-1","rows":[{"record":{"own":-5}}]}`)))
+	// Emitted: the journal says so, and a start holds nothing again.
 	r := newHeldPipelineOn(t, 100, clock, client)
 	require.NoError(t, r.pipe.Stop())
 	assert.Empty(t, r.out.records(t))
-	saved, err = client.Get(context.Background(), mapOperatorType+"."+heldKey)
+	assert.Empty(t, r.waits(t), "nothing held again, nothing saved")
+
+	require.NoError(t, client.Set(context.Background(), mapOperatorType+"."+heldKey, []byte(`[{"id":"p-1","rows":[{"record":{"own":-5}}]}`)))
+	require.NoError(t, client.Delete(context.Background(), mapOperatorType+"."+heldHeadKey))
+	u := newHeldPipelineOn(t, 100, clock, client)
+	require.NoError(t, u.pipe.Stop())
+	assert.Empty(t, u.out.records(t))
+	saved, err := client.Get(context.Background(), mapOperatorType+"."+heldKey)
 	require.NoError(t, err)
-	assert.Nil(t, saved, "a state that does not read is dropped")
+	var left []savedRequest
+	require.NoError(t, json.Unmarshal(saved, &left))
+	assert.Empty(t, left, "a state that does not read is dropped")
+}
+
+// copyClient is the storage a crash leaves: what client holds now, in a
+// client of its own (the crashed pipeline is never stopped).
+func copyClient(t *testing.T, client *storagetest.TestClient) *storagetest.TestClient {
+	t.Helper()
+	c := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+	require.NoError(t, client.Walk(context.Background(), func(k string, v []byte) ([]*storage.Operation, error) {
+		require.NoError(t, c.Set(context.Background(), k, append([]byte(nil), v...)))
+		return nil, nil
+	}))
+	return c
+}
+
+// TestCrashKeepsTheHeldRows: with storage, a crash (no stop) between a
+// request's failed first row and its fallback row loses neither: the held
+// rows are journaled as they change, so the start holds them again and the
+// fallback row read then folds into one record. Before, only a graceful
+// stop saved them: the failed row was lost and the fallback row became a
+// record of its own. A held row stanza reads again after the crash (its
+// checkpoint was older) is the same row, not a second attempt.
+func TestCrashKeepsTheHeldRows(t *testing.T) {
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+	clock := clockwork.NewFakeClock()
+	p := newHeldPipelineOn(t, 100, clock, client)
+	parent := func() *entry.Entry {
+		e := entry.New()
+		e.Body = bifrostParent
+		e.Attributes = map[string]any{attrs.LogFilePath: "/logs/bifrost.jsonl", attrs.LogFileRecordNumber: int64(1)}
+		return e
+	}
+	require.NoError(t, p.first.ProcessBatch(context.Background(), []*entry.Entry{parent()}))
+	// Another request, held and then released before the crash: not held again.
+	p.feed(t, strings.Replace(bifrostParent, `"p-1"`, `"p-2"`, 1), strings.NewReplacer(`"c-1"`, `"c-2"`, `"p-1"`, `"p-2"`).Replace(bifrostChild))
+	require.Len(t, p.out.records(t), 1)
+	clock.Advance(20 * time.Second)
+
+	crashed := copyClient(t, client)
+	for _, readAgain := range []bool{false, true} {
+		q := newHeldPipelineOn(t, 100, clock, copyClient(t, crashed))
+		if readAgain {
+			require.NoError(t, q.first.ProcessBatch(context.Background(), []*entry.Entry{parent()}))
+		}
+		q.feed(t, bifrostChild)
+		recs := q.out.records(t)
+		require.Len(t, recs, 1, "one record for p-1, none for p-2 (read again: %v)", readAgain)
+		assert.Equal(t, record.OutcomeComplete, recs[0].Outcome)
+		assert.Equal(t, int64(3), recs[0].Attempts, "429, its retry, and the fallback")
+		assert.True(t, recs[0].DidFailOver())
+		assert.Equal(t, map[string]int64{waitMatched: 1}, q.waits(t))
+		if readAgain {
+			assert.Equal(t, map[string]int64{reasonAlreadyRead: 1}, counterByAttr(t, q.reader, metricRowsSkipped, "reason"))
+		}
+	}
+}
+
+// TestHeldJournalStaysBoundedAndReplays: 600 requests held one batch each,
+// every other one completed by its fallback row, journaled through two
+// compactions: a crash then holds again exactly the 300 still held, and
+// the storage keeps at most compactEvery entries besides the base.
+func TestHeldJournalStaysBoundedAndReplays(t *testing.T) {
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+	clock := clockwork.NewFakeClock()
+	p := newHeldPipelineOn(t, 1000, clock, client)
+	for i := range 600 {
+		id := "p-" + strconv.Itoa(i)
+		p.feed(t, strings.Replace(bifrostParent, `"p-1"`, `"`+id+`"`, 1))
+		if i%2 == 0 {
+			p.feed(t, strings.NewReplacer(`"c-1"`, `"c-`+strconv.Itoa(i)+`"`, `"p-1"`, `"`+id+`"`).Replace(bifrostChild))
+		}
+	}
+	require.Len(t, p.out.records(t), 300)
+	entries := 0
+	require.NoError(t, client.Walk(context.Background(), func(k string, _ []byte) ([]*storage.Operation, error) {
+		if strings.HasPrefix(k, mapOperatorType+"."+heldEntryPrefix) {
+			entries++
+		}
+		return nil, nil
+	}))
+	assert.LessOrEqual(t, entries, compactEvery)
+
+	q := newHeldPipelineOn(t, 1000, clock, copyClient(t, client))
+	q.feed(t, bifrostChild)
+	recs := q.out.records(t)
+	require.Len(t, recs, 1, "p-1 was still held: its fallback folds into it")
+	assert.Equal(t, int64(3), recs[0].Attempts)
+	require.NoError(t, q.pipe.Stop())
+	assert.Equal(t, int64(299), q.waits(t)[waitSaved], "the other 299 held again, none of the 300 emitted")
 }

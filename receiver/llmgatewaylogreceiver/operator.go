@@ -1,7 +1,6 @@
 package llmgatewaylogreceiver // import "github.com/otelcol-ttft/otelcol-ttft/receiver/llmgatewaylogreceiver"
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -253,6 +252,7 @@ type mapOperator struct {
 	// stop and held again on start (storage set).
 	saveHeld  bool
 	persister operator.Persister
+	journal   *heldJournal
 	// changes are the CSV files whose header changed inside the file, and
 	// headerStore where they are saved (storage set; headerline.go).
 	changes     headerChanges
@@ -272,6 +272,8 @@ func (o *mapOperator) Start(p operator.Persister) error {
 	if o.fallbacks != nil {
 		if o.saveHeld && p != nil {
 			o.persister = p
+			o.journal = &heldJournal{p: p, logger: o.Logger()}
+			o.fallbacks.journal = true
 			o.restoreHeld()
 		}
 		o.stop = make(chan struct{})
@@ -281,40 +283,23 @@ func (o *mapOperator) Start(p operator.Persister) error {
 	return o.TransformerOperator.Start(p)
 }
 
-// restoreHeld reads the saved requests and deletes them: from here they are
-// held in memory, and the next graceful stop saves them again.
+// restoreHeld holds again the requests the storage holds (heldjournal.go)
+// and writes them whole as the journal's new base.
 func (o *mapOperator) restoreHeld() {
 	ctx := context.Background()
-	b, err := o.persister.Get(ctx, heldKey)
-	if err != nil || len(b) == 0 {
-		return
+	if saved := o.journal.read(ctx); len(saved) > 0 {
+		if rel := o.fallbacks.restore(saved, o.clock.Now(), nil); len(rel) > 0 {
+			o.writeReleased(ctx, rel)
+		}
 	}
-	var saved []savedRequest
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&saved); err != nil {
-		o.Logger().Warn("the saved held gateway rows do not read; they are dropped", zap.Error(err))
-	} else if rel := o.fallbacks.restore(saved, o.clock.Now(), nil); len(rel) > 0 {
-		o.writeReleased(ctx, rel)
-	}
-	if err := o.persister.Delete(ctx, heldKey); err != nil {
-		o.Logger().Warn("deleting the saved held gateway rows failed: a crash before the next stop holds them again", zap.Error(err))
-	}
+	o.journal.compact(ctx, o.fallbacks, o.clock.Now())
 }
 
-// saveHeldRows saves the held requests; false when that failed and they
-// are to be emitted instead.
+// saveHeldRows saves the held requests whole (a graceful stop); false when
+// that failed and they are to be emitted instead.
 func (o *mapOperator) saveHeldRows() bool {
-	saved := o.fallbacks.snapshot(o.clock.Now())
-	if len(saved) == 0 {
-		return true
-	}
-	b, err := json.Marshal(saved)
-	if err == nil {
-		err = o.persister.Set(context.Background(), heldKey, b)
-	}
-	if err != nil {
-		o.Logger().Warn("saving the held gateway rows failed; they are emitted as they are", zap.Error(err))
+	if !o.journal.compact(context.Background(), o.fallbacks, o.clock.Now()) {
+		o.Logger().Warn("saving the held gateway rows failed; they are emitted as they are")
 		return false
 	}
 	ctx := context.Background()
@@ -322,6 +307,13 @@ func (o *mapOperator) saveHeldRows() bool {
 		o.tel.fallbackWait(ctx, waitSaved)
 	}
 	return true
+}
+
+// journalHeld journals the changes to the held requests (storage set).
+func (o *mapOperator) journalHeld(ctx context.Context) {
+	if o.journal != nil {
+		o.journal.flush(ctx, o.fallbacks, o.clock.Now())
+	}
 }
 
 // sweepEvery is how often held requests are checked against their wait:
@@ -341,6 +333,7 @@ func (o *mapOperator) sweep() {
 		case <-t.Chan():
 			if r := o.fallbacks.expired(o.clock.Now(), nil); len(r) > 0 {
 				o.writeReleased(context.Background(), r)
+				o.journalHeld(context.Background())
 			}
 		}
 	}
@@ -373,6 +366,7 @@ func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) 
 			kept = append(kept, e)
 		}
 	}
+	o.journalHeld(ctx)
 	if len(kept) == 0 {
 		return nil
 	}
@@ -381,7 +375,9 @@ func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) 
 }
 
 func (o *mapOperator) Process(ctx context.Context, e *entry.Entry) error {
-	if !o.mapEntry(ctx, e) {
+	keep := o.mapEntry(ctx, e)
+	o.journalHeld(ctx)
+	if !keep {
 		return nil
 	}
 	o.tel.mapped(ctx, 1)
@@ -421,7 +417,11 @@ func (o *mapOperator) mapEntry(ctx context.Context, e *entry.Entry) bool {
 		if !o.keepRow {
 			e.Body = nil // a held row needs its attributes, not the parsed row
 		}
-		rel, held := o.fallbacks.add(e, &m.row, o.clock.Now(), nil)
+		rel, held, dup := o.fallbacks.add(e, &m.row, o.clock.Now(), nil)
+		if dup {
+			o.tel.skipped(ctx, reasonAlreadyRead)
+			return false
+		}
 		if len(rel) > 0 {
 			o.writeReleased(ctx, rel)
 		}
