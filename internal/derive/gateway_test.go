@@ -484,3 +484,36 @@ func TestRowBoundsKeepTheRecord(t *testing.T) {
 		assert.Equal(t, record.Valid, record.Validate(&out.Record, &lim))
 	})
 }
+
+// TestRowZoneAbbreviations: a layout whose zone is an abbreviation (MST)
+// reads UTC, GMT and numeric offsets; an abbreviation whose offset Go does
+// not know (PST on a host whose zone is not Pacific) is bad_timestamp. Go
+// reads it as offset zero without an error, so the row's start was eight
+// hours off.
+func TestRowZoneAbbreviations(t *testing.T) {
+	if _, off := time.Date(2026, 11, 30, 0, 0, 0, 0, time.Local).Zone(); off == -8*3600 {
+		t.Skip("the local zone defines PST")
+	}
+	d := testDeriver(t)
+	abbrev := testRowFormat(t, GatewayFormatConfig{TimeFormat: "2006-01-02 15:04:05 MST"})
+	both := testRowFormat(t, GatewayFormatConfig{TimeFormat: "2006-01-02 15:04:05 -0700 MST"})
+	for name, tc := range map[string]struct {
+		f      *GatewayFormat
+		start  string
+		want   time.Time
+		reason string
+	}{
+		"UTC":                         {abbrev, "2026-11-30 10:00:00 UTC", time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), ""},
+		"GMT":                         {abbrev, "2026-11-30 10:00:00 GMT", time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC), ""},
+		"PST alone":                   {abbrev, "2026-11-30 10:00:00 PST", time.Time{}, GatewayBadTime},
+		"PST with its numeric offset": {both, "2026-11-30 10:00:00 -0800 PST", time.Date(2026, 11, 30, 18, 0, 0, 0, time.UTC), ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out GatewayRecord
+			require.Equal(t, tc.reason, d.FromGatewayRow(tc.f, &GatewayRow{TTFT: "5", Start: tc.start}, &out))
+			if tc.reason == "" {
+				assert.Equal(t, tc.want, out.Start)
+			}
+		})
+	}
+}

@@ -273,6 +273,11 @@ func absTime(v pcommon.Value) (uint64, bool) {
 type TimeFormat struct {
 	layout string  // Go layout; empty for numeric epochs
 	scale  float64 // seconds per unit for numeric epochs
+	// abbrevOnly: the layout's zone is an abbreviation (MST) and no
+	// numeric offset. Go reads an abbreviation the collector's local zone
+	// does not define (PST on a UTC host) as offset zero, silently: such a
+	// time is refused (bad_timestamp), not read hours off.
+	abbrevOnly bool
 }
 
 // ParseTimeFormat reads a time format name: rfc3339 (also the default for
@@ -293,7 +298,22 @@ func ParseTimeFormat(format string) (TimeFormat, error) {
 	if !strings.ContainsAny(format, "0123456789") {
 		return TimeFormat{}, fmt.Errorf("%q is not rfc3339, unix_s, unix_ms, unix_us, unix_ns or a Go layout such as 2006-01-02 15:04:05", format)
 	}
-	return TimeFormat{layout: format}, nil
+	numeric := false
+	for _, z := range []string{"-07", "Z07"} {
+		numeric = numeric || strings.Contains(format, z)
+	}
+	return TimeFormat{layout: format, abbrevOnly: strings.Contains(format, "MST") && !numeric}, nil
+}
+
+// knownOffset reports whether t's zone, read from an abbreviation, has an
+// offset Go knows: UTC, GMT (±hours), or a zone of the local location.
+func knownOffset(t time.Time) bool {
+	loc := t.Location()
+	if loc == time.UTC || loc == time.Local {
+		return true
+	}
+	name := loc.String()
+	return name == "UTC" || name == "GMT" || strings.HasPrefix(name, "GMT+") || strings.HasPrefix(name, "GMT-")
 }
 
 var errBadTime = errors.New("bad time")
@@ -328,7 +348,7 @@ func (p TimeFormat) parse(v any) (t time.Time, present bool, err error) {
 		return t.UTC(), true, nil
 	}
 	t, err = time.Parse(p.layout, s)
-	if err != nil {
+	if err != nil || (p.abbrevOnly && !knownOffset(t)) {
 		return time.Time{}, true, errBadTime
 	}
 	return t.UTC(), true, nil
