@@ -34,6 +34,9 @@ type lockedCapture struct {
 	helper.OutputOperator
 	mu  sync.Mutex
 	got []*entry.Entry
+	// gate, when set, runs before a batch is taken (outside mu): a test
+	// holds an emit there.
+	gate func()
 }
 
 func (c *lockedCapture) Process(_ context.Context, e *entry.Entry) error {
@@ -44,6 +47,9 @@ func (c *lockedCapture) Process(_ context.Context, e *entry.Entry) error {
 }
 
 func (c *lockedCapture) ProcessBatch(_ context.Context, es []*entry.Entry) error {
+	if c.gate != nil {
+		c.gate()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.got = append(c.got, es...)

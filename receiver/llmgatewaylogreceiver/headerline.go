@@ -35,8 +35,9 @@ const (
 	// mapping operator's scope, as each one is seen: a restart keeps
 	// reading the file under its new header.
 	headerChangesKey = "csv_header_changes"
-	// maxHeaderChanges bounds the files whose header changed that are
-	// remembered; past it the oldest is forgotten.
+	// maxHeaderChanges bounds the header changes remembered (a file
+	// whose header changed twice has two); past it the oldest is
+	// forgotten.
 	maxHeaderChanges = 1024
 )
 
@@ -51,65 +52,97 @@ type headerChange struct {
 
 // headerChanges are the files whose header changed. Safe for concurrent use.
 type headerChanges struct {
-	any   atomic.Bool
-	mu    sync.Mutex
-	to    map[string]headerChange // key(file, first) → header in force
-	order []headerChange          // oldest first
+	any atomic.Bool
+	mu  sync.Mutex
+	// to: key(file, first) → the file's changes in force, by header line
+	// (a file whose header changed twice has two: the rows between its
+	// header lines are read under the first change, the rows after the
+	// second under it).
+	to    map[string][]headerChange
+	order []headerChange // oldest first
 }
 
 func headerChangeKey(file, first string) string { return file + "\x00" + first }
 
 // header is the header in force for the row at record number n (0:
-// unknown) of file, whose first header is first. A change whose header
-// line is not before n ends: ended reports it, and the changes to save.
+// unknown) of file, whose first header is first: that of the last header
+// line before n. The changes end when n is not after the first of their
+// header lines: ended reports it (the changes are to be saved).
 // Callers test any first: a row of a receiver that never saw a header
 // change then costs one atomic load.
-func (h *headerChanges) header(file, first string, n int64) (header string, ended []headerChange, wasEnded bool) {
+func (h *headerChanges) header(file, first string, n int64) (header string, ended bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := headerChangeKey(file, first)
-	c, ok := h.to[k]
-	if !ok {
-		return first, nil, false
+	cs := h.to[k]
+	if len(cs) == 0 {
+		return first, false
 	}
-	if n <= 0 || n > c.At {
-		return c.To, nil, false
+	if n <= 0 {
+		return cs[len(cs)-1].To, false
 	}
-	h.remove(k, file, first)
-	return first, append([]headerChange{}, h.order...), true
-}
-
-// remove forgets the change of (file, first). Called with mu held.
-func (h *headerChanges) remove(k, file, first string) {
-	delete(h.to, k)
-	for i := range h.order {
-		if h.order[i].File == file && h.order[i].First == first {
-			h.order = append(h.order[:i], h.order[i+1:]...)
-			return
+	if n <= cs[0].At {
+		h.remove(k, file, first, 0)
+		return first, true
+	}
+	for i := len(cs) - 1; i > 0; i-- {
+		if cs[i].At < n {
+			return cs[i].To, false
 		}
 	}
+	return cs[0].To, false
 }
 
-// set puts c in force and reports the changes to save.
-func (h *headerChanges) set(c headerChange) []headerChange {
+// remove forgets the changes of (file, first) whose header line is at or
+// after record number from. Called with mu held.
+func (h *headerChanges) remove(k, file, first string, from int64) {
+	cs := h.to[k]
+	kept := cs[:0]
+	for _, c := range cs {
+		if c.At < from {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		delete(h.to, k)
+	} else {
+		h.to[k] = kept
+	}
+	order := h.order[:0]
+	for _, c := range h.order {
+		if c.File != file || c.First != first || c.At < from {
+			order = append(order, c)
+		}
+	}
+	clear(h.order[len(order):])
+	h.order = order
+}
+
+// set puts c in force for the rows after its header line (the changes
+// whose header line is not before it go).
+func (h *headerChanges) set(c headerChange) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.to == nil {
-		h.to = map[string]headerChange{}
+		h.to = map[string][]headerChange{}
 	}
 	k := headerChangeKey(c.File, c.First)
-	if _, ok := h.to[k]; ok {
-		h.remove(k, c.File, c.First)
-	}
-	h.to[k] = c
+	h.remove(k, c.File, c.First, c.At)
+	h.to[k] = append(h.to[k], c)
 	h.order = append(h.order, c)
 	if len(h.order) > maxHeaderChanges {
+		// The oldest goes: its file's first change (a file's changes are
+		// in order, oldest first).
 		old := h.order[0]
-		delete(h.to, headerChangeKey(old.File, old.First))
+		ok := headerChangeKey(old.File, old.First)
+		if cs := h.to[ok][1:]; len(cs) > 0 {
+			h.to[ok] = cs
+		} else {
+			delete(h.to, ok)
+		}
 		h.order = append(h.order[:0:0], h.order[1:]...)
 	}
 	h.any.Store(true)
-	return append([]headerChange(nil), h.order...)
 }
 
 // restore puts saved changes in force.
@@ -177,17 +210,26 @@ func (o *mapOperator) headerLine(ctx context.Context, file, first, current strin
 	if to == current || len(to) > maxHeaderBytes || file == "" || at <= 0 {
 		return
 	}
-	saved := o.changes.set(headerChange{File: file, First: first, To: to, At: at})
+	o.changes.set(headerChange{File: file, First: first, To: to, At: at})
 	o.Logger().Warn("CSV header line inside the file: its rows after it are read under it",
 		zap.String("file", file), zap.String("header", to))
-	o.saveHeaderChanges(ctx, saved)
+	o.saveHeaderChanges(ctx)
 }
 
-// saveHeaderChanges saves the changes in force (storage set).
-func (o *mapOperator) saveHeaderChanges(ctx context.Context, saved []headerChange) {
+// saveHeaderChanges saves the changes in force (storage set). Each save
+// writes the changes in force when it writes, one save at a time, so the
+// last write holds every change: two files' changes made at once, each
+// saving the snapshot its change left, could write them in the other
+// order, the older last.
+func (o *mapOperator) saveHeaderChanges(ctx context.Context) {
 	if o.headerStore == nil {
 		return
 	}
+	o.headerSaveMu.Lock()
+	defer o.headerSaveMu.Unlock()
+	o.changes.mu.Lock()
+	saved := append([]headerChange(nil), o.changes.order...)
+	o.changes.mu.Unlock()
 	b, err := json.Marshal(saved)
 	if err == nil {
 		err = o.headerStore.Set(ctx, headerChangesKey, b)

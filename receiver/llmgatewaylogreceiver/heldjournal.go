@@ -164,6 +164,20 @@ func (j *heldJournal) compact(ctx context.Context, f *fallbackRows, now time.Tim
 	return j.compactLocked(ctx, f, now)
 }
 
+// save writes the held requests whole (a graceful stop). false only when
+// the storage does not hold them: the write failed and the journal missed
+// a change (a failed write before, or changes not yet journaled). When it
+// holds every change already, a failed compaction loses nothing: the start
+// replays the entries, so emitting the requests now would emit them twice.
+func (j *heldJournal) save(ctx context.Context, f *fallbackRows, now time.Time) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	f.mu.Lock()
+	synced := !j.broken && len(f.ops) == 0
+	f.mu.Unlock()
+	return j.compactLocked(ctx, f, now) || synced
+}
+
 func (j *heldJournal) compactLocked(ctx context.Context, f *fallbackRows, now time.Time) bool {
 	b, err := json.Marshal(f.base(now))
 	if err != nil {

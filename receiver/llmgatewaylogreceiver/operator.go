@@ -253,10 +253,18 @@ type mapOperator struct {
 	saveHeld  bool
 	persister operator.Persister
 	journal   *heldJournal
+	// emitting orders the journal after the emits: a request leaves the
+	// held requests before it is emitted, and no journal write (of another
+	// reader's batch, or the sweep) may record its removal, or compact it
+	// away, until its emit is done. Rows are mapped and released requests
+	// emitted under the read lock; the journal writes under the write lock.
+	emitting sync.RWMutex
 	// changes are the CSV files whose header changed inside the file, and
 	// headerStore where they are saved (storage set; headerline.go).
 	changes     headerChanges
 	headerStore operator.Persister
+	// headerSaveMu: one save of the header changes at a time.
+	headerSaveMu sync.Mutex
 }
 
 // heldKey is where a graceful stop saves the held requests, in the
@@ -298,7 +306,7 @@ func (o *mapOperator) restoreHeld() {
 // saveHeldRows saves the held requests whole (a graceful stop); false when
 // that failed and they are to be emitted instead.
 func (o *mapOperator) saveHeldRows() bool {
-	if !o.journal.compact(context.Background(), o.fallbacks, o.clock.Now()) {
+	if !o.journal.save(context.Background(), o.fallbacks, o.clock.Now()) {
 		o.Logger().Warn("saving the held gateway rows failed; they are emitted as they are")
 		return false
 	}
@@ -312,6 +320,8 @@ func (o *mapOperator) saveHeldRows() bool {
 // journalHeld journals the changes to the held requests (storage set).
 func (o *mapOperator) journalHeld(ctx context.Context) {
 	if o.journal != nil {
+		o.emitting.Lock()
+		defer o.emitting.Unlock()
 		o.journal.flush(ctx, o.fallbacks, o.clock.Now())
 	}
 }
@@ -331,8 +341,13 @@ func (o *mapOperator) sweep() {
 		case <-o.stop:
 			return
 		case <-t.Chan():
-			if r := o.fallbacks.expired(o.clock.Now(), nil); len(r) > 0 {
+			o.emitting.RLock()
+			r := o.fallbacks.expired(o.clock.Now(), nil)
+			if len(r) > 0 {
 				o.writeReleased(context.Background(), r)
+			}
+			o.emitting.RUnlock()
+			if len(r) > 0 {
 				o.journalHeld(context.Background())
 			}
 		}
@@ -361,10 +376,16 @@ func (o *mapOperator) Stop() error {
 
 func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) error {
 	kept := make([]*entry.Entry, 0, len(entries))
+	if o.journal != nil {
+		o.emitting.RLock()
+	}
 	for _, e := range entries {
 		if o.mapEntry(ctx, e) {
 			kept = append(kept, e)
 		}
+	}
+	if o.journal != nil {
+		o.emitting.RUnlock()
 	}
 	o.journalHeld(ctx)
 	if len(kept) == 0 {
@@ -375,7 +396,13 @@ func (o *mapOperator) ProcessBatch(ctx context.Context, entries []*entry.Entry) 
 }
 
 func (o *mapOperator) Process(ctx context.Context, e *entry.Entry) error {
+	if o.journal != nil {
+		o.emitting.RLock()
+	}
 	keep := o.mapEntry(ctx, e)
+	if o.journal != nil {
+		o.emitting.RUnlock()
+	}
 	o.journalHeld(ctx)
 	if !keep {
 		return nil
@@ -515,10 +542,9 @@ func (o *mapOperator) mapCSV(ctx context.Context, e *entry.Entry, out *derive.Ga
 	header := first
 	n, _ := e.Attributes[attrs.LogFileRecordNumber].(int64)
 	if o.changes.any.Load() {
-		var saved []headerChange
 		var ended bool
-		if header, saved, ended = o.changes.header(pathOf(e), first, n); ended {
-			o.saveHeaderChanges(ctx, saved)
+		if header, ended = o.changes.header(pathOf(e), first, n); ended {
+			o.saveHeaderChanges(ctx)
 		}
 	}
 	cols := o.headers.columns(header)
