@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
@@ -123,7 +124,7 @@ type heldJournal struct {
 	head journalHead
 	// broken: a write failed, so the entries miss a change; the next
 	// write is a compaction.
-	broken bool
+	broken atomic.Bool
 }
 
 func heldEntryKey(n int64) string { return heldEntryPrefix + strconv.FormatInt(n, 10) }
@@ -132,7 +133,7 @@ func heldEntryKey(n int64) string { return heldEntryPrefix + strconv.FormatInt(n
 func (j *heldJournal) flush(ctx context.Context, f *fallbackRows, now time.Time) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.broken || j.head.Next-j.head.First >= compactEvery {
+	if j.broken.Load() || j.head.Next-j.head.First >= compactEvery {
 		j.compactLocked(ctx, f, now)
 		return
 	}
@@ -173,7 +174,7 @@ func (j *heldJournal) save(ctx context.Context, f *fallbackRows, now time.Time) 
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	f.mu.Lock()
-	synced := !j.broken && len(f.ops) == 0
+	synced := !j.broken.Load() && len(f.ops) == 0
 	f.mu.Unlock()
 	return j.compactLocked(ctx, f, now) || synced
 }
@@ -194,15 +195,28 @@ func (j *heldJournal) compactLocked(ctx context.Context, f *fallbackRows, now ti
 		j.fail(err)
 		return false
 	}
-	j.head, j.broken = head, false
+	j.head = head
+	j.broken.Store(false)
 	return true
 }
 
 func (j *heldJournal) fail(err error) {
-	if !j.broken {
+	if !j.broken.Load() {
 		j.logger.Warn("journaling the held gateway rows failed: a crash before the next write loses them or emits them twice", zap.Error(err))
 	}
-	j.broken = true
+	j.broken.Store(true)
+}
+
+// due reports whether a flush has anything to write: changes not yet
+// journaled, or a failed write to mend. A batch that changed nothing
+// takes no lock but f's.
+func (j *heldJournal) due(f *fallbackRows) bool {
+	if j.broken.Load() {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ops) > 0
 }
 
 // read returns the held requests the storage holds: the base, and the

@@ -319,7 +319,7 @@ func (o *mapOperator) saveHeldRows() bool {
 
 // journalHeld journals the changes to the held requests (storage set).
 func (o *mapOperator) journalHeld(ctx context.Context) {
-	if o.journal != nil {
+	if o.journal != nil && o.journal.due(o.fallbacks) {
 		o.emitting.Lock()
 		defer o.emitting.Unlock()
 		o.journal.flush(ctx, o.fallbacks, o.clock.Now())
