@@ -2,6 +2,7 @@ package llmgatewaylogreceiver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -98,4 +99,52 @@ func TestStopWhoseSaveFailsKeepsTheJournal(t *testing.T) {
 	recs := append(p.out.records(t), q.out.records(t)...)
 	require.Len(t, recs, 1, "p-1 comes out once")
 	assert.Equal(t, int64(3), recs[0].Attempts)
+}
+
+// FuzzHeldJournalRead: whatever the storage holds under the journal's keys
+// (a torn write, an older layout, another program's bytes), a start reads
+// it without a panic, holds at most max_pending requests of at most
+// maxRowsPerRequest rows, and leaves a base that reads back to the same
+// requests.
+func FuzzHeldJournalRead(f *testing.F) {
+	row, _ := json.Marshal([]heldOp{{ID: "p-1", Row: json.RawMessage(`{"entry":{"attributes":{"n":7}},"record":{"id":"p-1","own":2}}`), Deadline: time.Unix(100, 0)}})
+	f.Add([]byte(`{"first":0,"next":1,"base_at":"1970-01-01T00:00:00Z","saved_at":"1970-01-01T00:01:00Z"}`), []byte(`[]`), row, []byte(nil))
+	f.Add([]byte(nil), []byte(`[{"id":"p-1","remaining":1000000000,"primary":true,"rows":[{"entry":{"body":"x"},"record":{"id":"p-1"}}]}]`), []byte(nil), []byte(nil))
+	f.Add([]byte(`{"first":0,"next":2}`), []byte(`null`), row, []byte(`[{"id":"p-1","remove":true},{"id":"p-1","row":{}}]`))
+	f.Add([]byte(`{"first":-1,"next":9e18}`), []byte(`[{"id":"","rows":[{}]}]`), []byte(`{`), []byte(`[{"row":null}]`))
+	f.Fuzz(func(t *testing.T, head, base, e0, e1 []byte) {
+		client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+		ctx := context.Background()
+		for k, v := range map[string][]byte{heldHeadKey: head, heldKey: base, heldEntryKey(0): e0, heldEntryKey(1): e1} {
+			if v != nil {
+				require.NoError(t, client.Set(ctx, mapOperatorType+"."+k, v))
+			}
+		}
+		const maxPending = 8
+		p := newHeldPipelineOn(t, maxPending, clockwork.NewFakeClock(), client)
+		op := mapOpOf(t, p)
+		held := op.fallbacks.pending()
+		require.LessOrEqual(t, held, maxPending)
+		op.fallbacks.mu.Lock()
+		for _, h := range op.fallbacks.held {
+			require.LessOrEqual(t, len(h.rows), maxRowsPerRequest)
+		}
+		op.fallbacks.mu.Unlock()
+		// The base the start wrote reads back to the same requests.
+		q := newHeldPipelineOn(t, maxPending, clockwork.NewFakeClock(), copyClient(t, client))
+		qop := mapOpOf(t, q)
+		require.Equal(t, held, qop.fallbacks.pending())
+	})
+}
+
+// mapOpOf is the pipeline's mapping operator.
+func mapOpOf(t *testing.T, p *heldPipeline) *mapOperator {
+	t.Helper()
+	for _, o := range p.pipe.Operators() {
+		if m, ok := o.(*mapOperator); ok {
+			return m
+		}
+	}
+	t.Fatal("no mapping operator")
+	return nil
 }
