@@ -228,7 +228,9 @@ func (j *heldJournal) read(ctx context.Context) []savedRequest {
 	var head journalHead
 	hasHead := false
 	if b, err := j.p.Get(ctx, heldHeadKey); err == nil && len(b) > 0 {
-		if err := json.Unmarshal(b, &head); err != nil || head.First > head.Next || head.First < 0 {
+		// A flush compacts at compactEvery entries: a head naming more is
+		// not one this receiver wrote (and reading it could take ages).
+		if err := json.Unmarshal(b, &head); err != nil || head.First > head.Next || head.First < 0 || head.Next-head.First > compactEvery {
 			j.logger.Warn("the journal of held gateway rows does not read; only its base is read", zap.Error(err))
 			head = journalHead{}
 		} else {

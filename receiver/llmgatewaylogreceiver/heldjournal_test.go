@@ -148,3 +148,21 @@ func mapOpOf(t *testing.T, p *heldPipeline) *mapOperator {
 	t.Fatal("no mapping operator")
 	return nil
 }
+
+// TestHeldJournalHeadNamingTooManyEntries: a head naming a quadrillion
+// entries (not one this receiver wrote) is not read entry by entry: the
+// start reads the base and goes on at once.
+func TestHeldJournalHeadNamingTooManyEntries(t *testing.T) {
+	client := storagetest.NewInMemoryClient(component.KindReceiver, component.MustNewID("file_storage"), "")
+	require.NoError(t, client.Set(context.Background(), mapOperatorType+"."+heldHeadKey, []byte(`{"first":0,"next":1000000000000000}`)))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		newHeldPipelineOn(t, 8, clockwork.NewFakeClock(), client)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the start is still reading the journal")
+	}
+}
