@@ -681,3 +681,40 @@ func TestConnectorCountsRefusedEvidence(t *testing.T) {
 	assert.Equal(t, map[string]int64{"value": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_evidence_rejected", "kind"))
 	require.NoError(t, c.Shutdown(context.Background()))
 }
+
+// TestIdleCutsAreCensoredInTheIdleWindow: 1,000 streams with pauses of
+// 0.50–1.49 s and 20 cut by an enforced idle timeout after 3 s of silence
+// (their ttft.max_chunk_gap holds the pause they were cut in). Ignoring the
+// cuts, the idle recommendation is p99.9 1.49 × 1.5 → 2.3 s, below the 3 s
+// timeout that cut them, and the next window's would be lower still: the
+// ratchet censoring stops for the first-token timeout. Counted as "paused
+// at least 3 s", 2% of the window lies beyond the cutoff: the
+// recommendation is the cut × 1.5, 4.5 s. The cut streams' first tokens
+// and durations enter no window.
+func TestIdleCutsAreCensoredInTheIdleWindow(t *testing.T) {
+	reqs := make([]req, 0, 1020)
+	for i := range 1000 {
+		reqs = append(reqs, with(gpt, func(r *req) { r.gap = 0.5 + float64(i%100)/100 }))
+	}
+	for range 20 {
+		reqs = append(reqs, with(gpt, func(r *req) { r.outcome, r.gap, r.duration = record.OutcomeTimeoutIdle, 3, 9 }))
+	}
+	for _, tc := range []struct {
+		censoring bool
+		idle      float64
+	}{{false, 2.3}, {true, 4.5}} {
+		t.Run(fmt.Sprintf("censoring=%v", tc.censoring), func(t *testing.T) {
+			cfg := defaultConfig()
+			cfg.Censoring = tc.censoring
+			sink := new(consumertest.MetricsSink)
+			c := newTestConnector(t, cfg, clockwork.NewFakeClockAt(testStart), sink)
+			defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
+			require.NoError(t, c.ConsumeTraces(context.Background(), stampedTraces(reqs...)))
+			md := flushNow(t, c, sink)
+			assert.InDelta(t, tc.idle, value(t, md, "ttft.timeout.recommended", map[string]any{attrPolicy: "idle"}), 1e-9)
+			assert.InDelta(t, 1.0, value(t, md, "ttft.timeout.recommended", map[string]any{attrPolicy: "first_token"}), 1e-9, "0.8 × 1.25: the cut streams' TTFTs are no samples")
+			assert.Equal(t, 1000.0, value(t, md, "ttft.window.samples", map[string]any{attrCensored: false}))
+			assert.Equal(t, 0.0, value(t, md, "ttft.window.samples", map[string]any{attrCensored: true}), "first-token cuts only")
+		})
+	}
+}

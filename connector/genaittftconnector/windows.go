@@ -106,6 +106,14 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 		}
 	}
 	s.lastSeen = now
+	if use == recommend.UseIdleCut {
+		// Its longest pause is at least the one it was cut in; no pause
+		// is above max_chunk_gap_seconds (the derivation's bound).
+		if ws.used[sigMaxChunkGap] {
+			ws.window(s, sigMaxChunkGap, now).ObserveCensored(min(cut, ws.cfg.Derive.MaxChunkGapSeconds), now)
+		}
+		return
+	}
 	if use == recommend.UseCensored {
 		if !hasCut {
 			return

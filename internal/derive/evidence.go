@@ -78,8 +78,13 @@ type evidence struct {
 	chunkAtRank uint8
 
 	// From ttft.chunk events.
-	maxGap        float64
-	hasGap        bool
+	maxGap float64
+	hasGap bool
+	// tailGap is the pause from the last chunk after first content to the
+	// span's end: the pause in progress when an idle timeout cut the
+	// stream (build).
+	tailGap       float64
+	hasTailGap    bool
 	contentChunks int64
 	chunkEvents   int64
 	// Generic chunk events (no kind): earliest and gap bookkeeping.
@@ -770,6 +775,9 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	}
 	if c.lastChunk != 0 {
 		e.maxGap, e.hasGap = float64(c.maxGap)/1e9, true
+		// Chunks are admitted up to 1 ms past the end: such a one ends no
+		// pause before it.
+		e.tailGap, e.hasTailGap = float64(e.end-min(c.lastChunk, e.end))/1e9, true
 	}
 	if g.first != 0 {
 		e.chunk.offer(float64(g.first-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)

@@ -20,6 +20,11 @@ const (
 	// UseCensored: a request cut by the first-token timeout, a
 	// right-censored observation: its TTFT is at least the cut time.
 	UseCensored
+	// UseIdleCut: a stream cut by an idle timeout, a right-censored
+	// observation of its longest pause: at least its ttft.max_chunk_gap,
+	// which holds the pause in progress at the cut where the chunk events
+	// tell it. Its TTFT and duration enter no window.
+	UseIdleCut
 )
 
 // WindowUse applies the rule: complete requests with a TTFT are samples;
@@ -34,7 +39,10 @@ const (
 // that first chunk). From a source that cannot tell content from a role-only
 // chunk, a cut after a first chunk is censored at that chunk on the
 // first_chunk clock: what such a source measured came, what it did not
-// measure is unknown. hasCut is false when no cut time is known.
+// measure is unknown. A stream cut by an idle timeout after its first token
+// is censored in the longest-pause window at its ttft.max_chunk_gap (the
+// idle timeout's own tail would otherwise be truncated, as the first-token
+// one). hasCut is false when no cut time is known.
 func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, cut float64, hasCut bool) {
 	if rec.Attempts > 1 || rec.DidFailOver() {
 		return UseNone, "", 0, false
@@ -64,6 +72,11 @@ func WindowUse(rec *record.Record, censoring bool) (use Use, measuredAt string, 
 		case rec.HasDuration:
 			cut, hasCut = rec.Duration, true
 		}
+	case record.OutcomeTimeoutIdle:
+		if !censoring || !hasTTFT || !rec.HasMaxChunkGap {
+			return UseNone, "", 0, false
+		}
+		use, cut, hasCut = UseIdleCut, rec.MaxChunkGap, true
 	default:
 		return UseNone, "", 0, false
 	}
