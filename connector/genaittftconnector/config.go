@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/confcheck"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/recommend"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
@@ -100,12 +101,30 @@ type DeadlinesConfig struct {
 
 var _ confmap.Validator = (*Config)(nil)
 
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal refuses a duration key written as a bare number before
+// decoding: the collector would read it as nanoseconds.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.UnitlessDurations(conf, c); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
+}
+
 // reservedAttributes are set by the connector; a dimension must not reuse them.
 var reservedAttributes = []string{
 	record.KeyOutcome, record.KeyPromptBand, record.KeyMeasuredAt, record.KeyObserver,
 	attrFailedOver, attrFirstContentSeen, attrQuantile, attrPolicy, attrCensored,
 	attrCollectorInstanceID, attrOverflow, attrQuantileBound, attrResolution,
 }
+
+// maxWindowSlices bounds window_slices: each window of each series is a
+// ring of that many slots, allocated at the series' first record and read
+// at every flush (31,536,000 one-second slices of a year's window were
+// 721 MiB and half a second per new series). 1440 is a slice a minute over
+// the default 24h window.
+const maxWindowSlices = 1440
 
 // Validate checks every key eagerly; each error names the key and the fix.
 func (c *Config) Validate() error {
@@ -141,6 +160,8 @@ func (c *Config) Validate() error {
 	}
 	if c.WindowSlices < 1 {
 		add("window_slices must be >= 1, e.g. 24 (got %d)", c.WindowSlices)
+	} else if c.WindowSlices > maxWindowSlices {
+		add("window_slices must be at most %d, e.g. 24 (got %d): every window of every series holds a slot per slice and a flush reads them all", maxWindowSlices, c.WindowSlices)
 	} else if c.Window > 0 && c.Window/time.Duration(c.WindowSlices) < time.Second {
 		add("window / window_slices must be at least 1s (got %v / %d): use fewer slices or a longer window", c.Window, c.WindowSlices)
 	}
@@ -178,6 +199,11 @@ func (c *Config) Validate() error {
 		if d := c.Deadlines.Routes[r]; d <= 0 {
 			add("deadlines::routes::%s must be > 0, e.g. 30s (got %v)", r, d)
 		}
+	}
+	if len(c.Deadlines.Routes) > 0 && !contains(c.Dimensions, record.KeyRoute) {
+		// A series' route comes from its ttft.route dimension; without it
+		// every margin would use deadlines::default, silently.
+		add("deadlines::routes needs %s among dimensions (a series knows its route only from that dimension): add %s to dimensions, or remove deadlines::routes and use deadlines::default", record.KeyRoute, record.KeyRoute)
 	}
 	if c.Deadlines.Policy != "" {
 		p := c.policy(c.Deadlines.Policy)

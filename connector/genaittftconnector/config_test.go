@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/connector/genaittftconnector/internal/metadata"
@@ -145,4 +146,69 @@ func TestArchitectureDefaults(t *testing.T) {
 	cfg := defaultConfig()
 	require.NoError(t, sub.Unmarshal(cfg))
 	assert.Equal(t, defaultConfig(), cfg, "a value §8 lists is not the default")
+}
+
+// A duration written as a bare number is read by the collector as
+// nanoseconds: flush_interval: 15 flushes every 15 ns (a core busy with
+// no data), policies[0]::max: 60 clamps every recommendation to 60 ns. It
+// fails at start-up naming the key and the unit to write.
+func TestUnitlessDurationFails(t *testing.T) {
+	for _, tc := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"flush_interval": 15}, "flush_interval: 15 has no unit"},
+		{map[string]any{"metrics_expiration": 3600}, "metrics_expiration: 3600 has no unit"},
+		{map[string]any{"policies": []any{map[string]any{"name": "first_token", "signal": "time_to_first_token", "quantile": 0.999, "headroom": 1.25, "max": 60}}}, "policies[0]::max: 60 has no unit"},
+		{map[string]any{"deadlines": map[string]any{"default": 30, "routes": map[string]any{"support": 20}}}, "deadlines::routes::support: 20 has no unit"},
+		{map[string]any{"histograms": map[string]any{"stale_after": 900}}, "histograms::stale_after: 900 has no unit"},
+		{map[string]any{"records": map[string]any{"remember_for": 120}}, "records::remember_for: 120 has no unit"},
+	} {
+		cfg := defaultConfig()
+		err := confmap.NewFromStringMap(tc.raw).Unmarshal(cfg)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		require.Error(t, err, "%v was accepted", tc.raw)
+		assert.ErrorContains(t, err, tc.want)
+		assert.ErrorContains(t, err, "write the unit, e.g.")
+	}
+	cfg := defaultConfig()
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"metrics_expiration": 0, "flush_interval": "15s"}).Unmarshal(cfg))
+	require.NoError(t, cfg.Validate())
+}
+
+// window_slices had no upper bound: each window of each series is a ring of
+// window_slices slots allocated at the series' first record and read at
+// every flush. window: 8760h with one-second slices (31,536,000) passed
+// Validate and cost 721 MiB and half a second for every new series.
+func TestWindowSlicesIsBounded(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Window = 8760 * time.Hour
+	cfg.WindowSlices = 31_536_000
+	err := cfg.Validate()
+	require.Error(t, err, "window_slices: %d was accepted", cfg.WindowSlices)
+	assert.ErrorContains(t, err, "window_slices must be at most 1440, e.g. 24 (got 31536000)")
+
+	cfg.WindowSlices = 1440
+	require.NoError(t, cfg.Validate())
+}
+
+// deadlines::routes is read through the ttft.route dimension: without it
+// every series' route is empty, so a route's own deadline was silently
+// replaced by deadlines::default in ttft.deadline.margin.
+func TestDeadlineRoutesNeedTheRouteDimension(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Dimensions = []string{"gen_ai.provider.name", "gen_ai.request.model"}
+	cfg.Deadlines.Routes = map[string]time.Duration{"support-bot": 20 * time.Second}
+	err := cfg.Validate()
+	require.Error(t, err, "deadlines::routes without ttft.route among dimensions was accepted")
+	assert.ErrorContains(t, err, "deadlines::routes needs ttft.route among dimensions")
+	assert.ErrorContains(t, err, "add ttft.route to dimensions")
+
+	cfg.Dimensions = append(cfg.Dimensions, "ttft.route")
+	require.NoError(t, cfg.Validate())
+	cfg.Dimensions = []string{"gen_ai.request.model"}
+	cfg.Deadlines.Routes = map[string]time.Duration{}
+	require.NoError(t, cfg.Validate())
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/band"
+	"github.com/otelcol-ttft/otelcol-ttft/internal/record"
 )
 
 // Config is the `derive:` block shared by the genai_ttft processor and
@@ -109,14 +110,57 @@ func (c *Config) Check() error {
 		if len(p.ScopePrefixes)+len(p.ScopeNames)+len(p.ServiceNames)+len(p.ScopeContains) == 0 {
 			errs = append(errs, fmt.Errorf("derive::producers[%d] (%s): give scope_prefixes, scope_names, scope_contains or service_names, or it matches nothing", i, p.Name))
 		}
+		// An empty prefix or substring (an unset ${env:...} expands to one)
+		// matches every scope or service: every call would be this
+		// producer's, read with its rows and its gateway clock.
+		for _, l := range []struct {
+			key, what string
+			vals      []string
+		}{
+			{"scope_prefixes", "a scope name prefix", p.ScopePrefixes},
+			{"scope_contains", "a part of the scope name", p.ScopeContains},
+			{"service_names", "a part of the service name", p.ServiceNames},
+		} {
+			for j, v := range l.vals {
+				if v == "" {
+					errs = append(errs, fmt.Errorf("derive::producers[%d]::%s[%d] is empty: it would match every span and make every call producer %s's; give %s, or remove it", i, l.key, j, p.Name, l.what))
+				}
+			}
+		}
 	}
 	errs = append(errs, c.checkSkipScopes()...)
 	if len(errs) == 0 {
 		if _, err := c.table(); err != nil {
 			errs = append(errs, err)
+		} else if err := c.checkRouteAttribute(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkRouteAttribute refuses a route_attribute that the producer table or
+// the request record reads as something else: the attribute is taken as
+// the route and nothing else, so route_attribute: gen_ai.request.model made
+// every record's model empty.
+func (c *Config) checkRouteAttribute() error {
+	r := c.RouteAttribute
+	if r == "" {
+		return nil
+	}
+	if r != record.KeyRoute && (record.IsRecordKey(r) || r == record.KeyNestedIn) {
+		return fmt.Errorf("derive::route_attribute %q is a key of the request record: name the attribute that holds the route, e.g. %s", r, record.KeyRoute)
+	}
+	rows := DefaultRows()
+	for _, p := range c.ContentExactProducers {
+		rows = append(rows, Row{Key: p.Attribute, Meaning: MeaningFirstContent.String()})
+	}
+	for _, row := range append(rows, c.Rows...) {
+		if !row.Event && row.Key == r {
+			return fmt.Errorf("derive::route_attribute %q is read as %s by the producer table, which it would stop: name the attribute that holds the route, e.g. %s, or leave it empty", r, row.Meaning, record.KeyRoute)
+		}
+	}
+	return nil
 }
 
 // maxSkipScopes bounds derive::skip_scopes: each scope of a batch is

@@ -298,6 +298,15 @@ func ParseTimeFormat(format string) (TimeFormat, error) {
 	if !strings.ContainsAny(format, "0123456789") {
 		return TimeFormat{}, fmt.Errorf("%q is not rfc3339, unix_s, unix_ms, unix_us, unix_ns or a Go layout such as 2006-01-02 15:04:05", format)
 	}
+	// A layout is written with Go's reference time, 2006-01-02 15:04:05. One
+	// written another way (YYYY-MM-DD HH:mm:ss.000, or an example date such
+	// as 2024-01-15 10:30:00) has no year, month or day of its own: every
+	// row would be bad_timestamp. The reference time must read back through
+	// it, date included.
+	ref := time.Date(2006, time.January, 2, 15, 4, 5, 0, time.UTC)
+	if t, err := time.Parse(format, ref.Format(format)); err != nil || t.Year() != ref.Year() || t.YearDay() != ref.YearDay() {
+		return TimeFormat{}, fmt.Errorf("%q is not a Go layout with a date: write the reference time 2006-01-02 15:04:05 in the export's shape, e.g. 2006-01-02 15:04:05 or 02/01/2006 15:04; or use rfc3339, unix_s, unix_ms, unix_us or unix_ns", format)
+	}
 	numeric := false
 	for _, z := range []string{"-07", "Z07"} {
 		numeric = numeric || strings.Contains(format, z)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"time"
 
+	"go.opentelemetry.io/collector/confmap"
+
+	"github.com/otelcol-ttft/otelcol-ttft/internal/confcheck"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
 
@@ -32,6 +35,17 @@ func createDefaultConfig() *Config {
 		Derive:             derive.DefaultConfig(),
 		SkippedLogInterval: time.Minute,
 	}
+}
+
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal refuses a duration key written as a bare number before
+// decoding: the collector would read it as nanoseconds.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.UnitlessDurations(conf, c); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
 }
 
 // Validate checks every key; each error names the key and the fix.

@@ -93,3 +93,68 @@ func TestArchitectureDefaults(t *testing.T) {
 	require.NoError(t, sub.Unmarshal(cfg))
 	assert.Equal(t, createDefaultConfig(), cfg, "a value §8 lists is not the default")
 }
+
+// A duration written as a bare number is read by the collector as
+// nanoseconds (skipped_log_interval: 60 is 60 ns); it fails at start-up
+// naming the key and the unit to write.
+func TestUnitlessDurationFails(t *testing.T) {
+	cfg := createDefaultConfig()
+	err := confmap.NewFromStringMap(map[string]any{"skipped_log_interval": 60}).Unmarshal(cfg)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	require.Error(t, err, "skipped_log_interval: 60 was read as %v", cfg.SkippedLogInterval)
+	assert.ErrorContains(t, err, "skipped_log_interval: 60 has no unit")
+	assert.ErrorContains(t, err, "e.g. 60s")
+
+	cfg = createDefaultConfig()
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"skipped_log_interval": 0}).Unmarshal(cfg))
+	require.NoError(t, cfg.Validate())
+}
+
+// An empty entry in a producer's scope_prefixes, scope_contains or
+// service_names (an unset ${env:...} expands to one) matches every span:
+// with gateway: true every app's call was recorded as ttft.observer=gateway
+// and read with that producer's rows. skip_scopes and
+// content_exact_producers already refuse an empty prefix.
+func TestEmptyProducerMatchFails(t *testing.T) {
+	for _, tc := range []struct {
+		p    derive.ProducerMatch
+		want string
+	}{
+		{derive.ProducerMatch{Name: "acme-gw", ScopePrefixes: []string{"acme.gateway", ""}, Gateway: true}, "derive::producers[0]::scope_prefixes[1] is empty"},
+		{derive.ProducerMatch{Name: "acme-gw", ScopeContains: []string{""}}, "derive::producers[0]::scope_contains[0] is empty"},
+		{derive.ProducerMatch{Name: "acme-gw", ServiceNames: []string{""}}, "derive::producers[0]::service_names[0] is empty"},
+	} {
+		cfg := createDefaultConfig()
+		cfg.Derive.Producers = []derive.ProducerMatch{tc.p}
+		err := cfg.Validate()
+		require.Error(t, err, "%+v was accepted", tc.p)
+		assert.ErrorContains(t, err, tc.want)
+		assert.ErrorContains(t, err, "or remove it")
+	}
+}
+
+// The route attribute is read as the route and as nothing else: with
+// route_attribute: gen_ai.request.model every record's model was empty (and
+// its route the model), silently; a record key (ttft.outcome) would be lost
+// the same way. It fails at start-up.
+func TestRouteAttributeReadAsSomethingElseFails(t *testing.T) {
+	for attr, want := range map[string]string{
+		"gen_ai.request.model": `derive::route_attribute "gen_ai.request.model" is read as model by the producer table`,
+		"gen_ai.provider.name": `derive::route_attribute "gen_ai.provider.name" is read as provider`,
+		"ttft.outcome":         `derive::route_attribute "ttft.outcome" is a key of the request record`,
+	} {
+		cfg := createDefaultConfig()
+		cfg.Derive.RouteAttribute = attr
+		err := cfg.Validate()
+		require.Error(t, err, "route_attribute %q was accepted", attr)
+		assert.ErrorContains(t, err, want)
+		assert.ErrorContains(t, err, "e.g. ttft.route")
+	}
+	for _, attr := range []string{"ttft.route", "gateway.route", ""} {
+		cfg := createDefaultConfig()
+		cfg.Derive.RouteAttribute = attr
+		require.NoError(t, cfg.Validate(), attr)
+	}
+}

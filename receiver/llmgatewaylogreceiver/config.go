@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,7 +12,9 @@ import (
 	"github.com/jonboulle/clockwork"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/adapter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/input/file"
+	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/otelcol-ttft/otelcol-ttft/internal/confcheck"
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
 )
 
@@ -112,6 +115,17 @@ var validFormats = []string{FormatInfroCSV, FormatBifrost, FormatLiteLLM, Format
 
 func (c *Config) csvFormat() bool { return c.Format == FormatInfroCSV || c.Format == FormatCSV }
 
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal refuses a duration key written as a bare number before
+// decoding: the collector would read it as nanoseconds.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := confcheck.UnitlessDurations(conf, c); err != nil {
+		return err
+	}
+	return conf.Unmarshal(c)
+}
+
 // Validate names the offending key and how to fix it.
 func (c *Config) Validate() error {
 	var errs []error
@@ -183,9 +197,26 @@ func (c *Config) Validate() error {
 
 func (m *MappingConfig) validate() error {
 	var errs []error
+	outcomes := make([]string, 0, len(m.StatusValues))
 	for key := range m.StatusValues {
+		outcomes = append(outcomes, key)
+	}
+	sort.Strings(outcomes)
+	// Words are matched case-insensitively and trimmed (newSpec); one word
+	// under two outcomes would go to whichever the map range visits last,
+	// a different one from start to start.
+	owner := map[string]string{}
+	for _, key := range outcomes {
 		if _, ok := statusKeys[key]; !ok {
 			errs = append(errs, fmt.Errorf("mapping::status_values: unknown outcome %q, use complete, error, closed, timeout_first_token, timeout_idle, timeout_deadline, timeout or skip", key))
+		}
+		for _, w := range m.StatusValues[key] {
+			word := strings.ToLower(strings.TrimSpace(w))
+			if o, dup := owner[word]; dup && o != key {
+				errs = append(errs, fmt.Errorf("mapping::status_values::%s: %q is also listed under %s (words are matched case-insensitively): keep it under one outcome", key, w, o))
+				continue
+			}
+			owner[word] = key
 		}
 	}
 	return errors.Join(errs...)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/docstest"
@@ -115,4 +116,80 @@ func TestArchitectureDefaults(t *testing.T) {
 	assert.Equal(t, def.Mapping, cfg.Mapping)
 	assert.Equal(t, def.InputConfig.FlushPeriod, cfg.InputConfig.FlushPeriod)
 	assert.Equal(t, def.RetryOnFailure.Enabled, cfg.RetryOnFailure.Enabled)
+}
+
+// A duration written as a bare number is read by the collector as
+// nanoseconds: fallbacks::wait: 60 holds a failed row 60 ns, so its
+// fallback row is never folded in; poll_interval: 200 polls the files every
+// 200 ns. It fails at start-up naming the key and the unit to write.
+func TestUnitlessDurationFails(t *testing.T) {
+	for _, tc := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"fallbacks": map[string]any{"wait": 60}}, "fallbacks::wait: 60 has no unit"},
+		{map[string]any{"poll_interval": 200}, "poll_interval: 200 has no unit"},
+		{map[string]any{"retry_on_failure": map[string]any{"max_elapsed_time": 300}}, "retry_on_failure::max_elapsed_time: 300 has no unit"},
+	} {
+		raw := map[string]any{"include": []any{"/var/log/llm-gateway/*.csv"}}
+		for k, v := range tc.raw {
+			raw[k] = v
+		}
+		cfg := createDefaultConfig()
+		err := confmap.NewFromStringMap(raw).Unmarshal(cfg)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		require.Error(t, err, "%v was accepted", tc.raw)
+		assert.ErrorContains(t, err, tc.want)
+		assert.ErrorContains(t, err, "write the unit, e.g.")
+	}
+	cfg := createDefaultConfig()
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"include": []any{"/x/*.csv"}, "force_flush_period": 0, "fallbacks": map[string]any{"wait": "1m"}}).Unmarshal(cfg))
+	require.NoError(t, cfg.Validate())
+}
+
+// One word under two outcomes went to whichever outcome the map range
+// visited last: "done" rows were complete on one start and error on the
+// next (176 to 24 over 200 builds). It fails at start-up naming both.
+func TestStatusWordUnderTwoOutcomesFails(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.InputConfig.Include = []string{"/var/log/llm-gateway/*.csv"}
+	cfg.Format = FormatCSV
+	cfg.Mapping = MappingConfig{TTFT: "ttft_ms", Status: "status", StatusValues: map[string][]string{
+		"complete": {"done"},
+		"error":    {"Done "},
+	}}
+	err := cfg.Validate()
+	require.Error(t, err, "a word under complete and error was accepted")
+	assert.ErrorContains(t, err, `mapping::status_values::error: "Done " is also listed under complete`)
+	assert.ErrorContains(t, err, "keep it under one outcome")
+
+	cfg.Mapping.StatusValues = map[string][]string{"complete": {"done", "DONE"}, "error": {"failed"}}
+	require.NoError(t, cfg.Validate())
+}
+
+// mapping::start_time_format took any text with a digit in it as a Go
+// layout: a layout written in another convention, or with an example date
+// instead of Go's reference time, passed start-up and then every row was
+// skipped as bad_timestamp. It fails at start-up with the key and how a Go
+// layout is written.
+func TestStartTimeFormatWithoutDateFails(t *testing.T) {
+	for _, layout := range []string{"YYYY-MM-DD HH:mm:ss.000", "2024-01-15 10:30:00", "%Y-%m-%d %H:%M:%S.000", "15:04:05"} {
+		cfg := createDefaultConfig()
+		cfg.InputConfig.Include = []string{"/var/log/llm-gateway/*.csv"}
+		cfg.Format = FormatCSV
+		cfg.Mapping = MappingConfig{TTFT: "ttft_ms", StartTime: "started", StartTimeFormat: layout}
+		err := cfg.Validate()
+		require.Error(t, err, "start_time_format %q was accepted", layout)
+		assert.ErrorContains(t, err, "mapping::start_time_format:")
+		assert.ErrorContains(t, err, "e.g. 2006-01-02 15:04:05")
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "02/01/2006 15:04", "2006-01-02T15:04:05.000Z07:00", "Jan _2 2006 15:04:05 MST", "2006-002 15:04"} {
+		cfg := createDefaultConfig()
+		cfg.InputConfig.Include = []string{"/var/log/llm-gateway/*.csv"}
+		cfg.Format = FormatCSV
+		cfg.Mapping = MappingConfig{TTFT: "ttft_ms", StartTime: "started", StartTimeFormat: layout}
+		require.NoError(t, cfg.Validate(), layout)
+	}
 }
