@@ -440,7 +440,13 @@ class Recorder {
         a[ATTR.count] = this.chunks;
         a[ATTR.contentCount] = this.content;
         a[ATTR.unrecorded] = this.unrecorded;
-        if (this.contentSeen) a[ATTR.maxGap] = this.maxGap / 1e3;
+        if (this.contentSeen) {
+          // Cut by an idle timeout (not the caller's deadline): the pause it
+          // was cut in is its longest so far, the one the collector censors
+          // the idle window at.
+          const idleCut = how === 'timeout' && !(!this.ownCut && callerTimedOut(this.signal)) && t > this.lastChunk;
+          a[ATTR.maxGap] = (idleCut ? Math.max(this.maxGap, t - this.lastChunk) : this.maxGap) / 1e3;
+        }
       }
     }
     if (f.model) a['gen_ai.response.model'] = f.model;

@@ -15,11 +15,14 @@ import (
 // pause, not the 0.5 s between its chunks, so the idle window can take it
 // as censored there (docs/architecture.md §2). Before, the pause that got
 // it cut was nowhere in the record. A stream that completed after a
-// trailing silence keeps its gaps between chunks; so does one cut by a
-// first-token timeout or an error.
+// trailing silence keeps its gaps between chunks; so does one cut by an
+// error. The pause is read only from events that hold every content chunk
+// the stream instrumentation's summary counts: by default it records none
+// after the first content, and the last event is then no last chunk (its
+// 30.7 s to the end would be the whole stream, no pause).
 func TestIdleCutKeepsThePauseItWasCutIn(t *testing.T) {
 	events := []eventSpec{chunk(300*time.Millisecond, KindContent), chunk(500*time.Millisecond, KindContent), chunk(time.Second, KindContent)}
-	base := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true}
+	base := map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.stream": true, "ttft.chunk.content_count": int64(3), "ttft.chunk.max_gap": 0.5}
 	with := func(kv ...any) map[string]any {
 		m := map[string]any{}
 		for k, v := range base {
@@ -33,15 +36,25 @@ func TestIdleCutKeepsThePauseItWasCutIn(t *testing.T) {
 	for name, tc := range map[string]struct {
 		status  ptrace.StatusCode
 		attrs   map[string]any
+		events  []eventSpec
 		outcome string
 		gap     float64
 	}{
-		"cut by an idle timeout": {ptrace.StatusCodeError, with("error.type", "timeout"), record.OutcomeTimeoutIdle, 30},
-		"complete":               {ptrace.StatusCodeOk, with(), record.OutcomeComplete, 0.5},
-		"error":                  {ptrace.StatusCodeError, with("error.type", "RateLimitError"), record.OutcomeError, 0.5},
+		"cut by an idle timeout": {ptrace.StatusCodeError, with("error.type", "timeout"), events, record.OutcomeTimeoutIdle, 30},
+		"complete":               {ptrace.StatusCodeOk, with(), events, record.OutcomeComplete, 0.5},
+		"error":                  {ptrace.StatusCodeError, with("error.type", "RateLimitError"), events, record.OutcomeError, 0.5},
+		"events stop at the first content": {ptrace.StatusCodeError, with("error.type", "timeout"), events[:1],
+			record.OutcomeTimeoutIdle, 0.5},
+		"no summary to check the events against": {ptrace.StatusCodeError, with("error.type", "timeout", "ttft.chunk.content_count", nil), events,
+			record.OutcomeTimeoutIdle, 0.5},
 	} {
 		t.Run(name, func(t *testing.T) {
-			rec := deriveOne(t, spanSpec{name: "chat", dur: 31 * time.Second, status: tc.status, attrs: tc.attrs, events: events})
+			for k, v := range tc.attrs {
+				if v == nil {
+					delete(tc.attrs, k)
+				}
+			}
+			rec := deriveOne(t, spanSpec{name: "chat", dur: 31 * time.Second, status: tc.status, attrs: tc.attrs, events: tc.events})
 			assert.Equal(t, tc.outcome, rec.Outcome)
 			assert.True(t, rec.HasMaxChunkGap)
 			assert.InDelta(t, tc.gap, rec.MaxChunkGap, 1e-9)

@@ -1,6 +1,7 @@
 package ttftstream
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -34,5 +35,38 @@ func TestResponsesKeepaliveEvent(t *testing.T) {
 	}
 	if got := r.span.attr(AttrChunkMaxGap).AsFloat64(); got != 30 {
 		t.Errorf("ttft.chunk.max_gap = %v s, want 30 s (the keep-alives do not end the pause)", got)
+	}
+}
+
+// timeoutErr is a network read timeout (net.Error with Timeout true).
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "read: i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// TestIdleCutKeepsThePauseItWasCutIn: a stream a read timeout cut 20 s
+// after its last content chunk paused at least 20 s: ttft.chunk.max_gap
+// says so (the collector censors the idle window there), not the 0.5 s
+// between its chunks. The caller's own deadline after content is no idle
+// cut: its gaps stay as they were.
+func TestIdleCutKeepsThePauseItWasCutIn(t *testing.T) {
+	content := sse(chatContent("a"))
+	for _, tc := range []struct {
+		name string
+		err  error
+		want float64
+	}{
+		{"read timeout", timeoutErr{}, 20},
+		{"caller's deadline", context.DeadlineExceeded, 0.5},
+	} {
+		r := run(t, call{path: "/chat/completions", steps: []step{
+			{wait: 100 * time.Millisecond, data: content},
+			{wait: 500 * time.Millisecond, data: content},
+			{wait: 20 * time.Second, err: tc.err},
+		}})
+		if got := r.span.attr(AttrChunkMaxGap).AsFloat64(); got != tc.want {
+			t.Errorf("%s: ttft.chunk.max_gap = %v s, want %v s", tc.name, got, tc.want)
+		}
 	}
 }

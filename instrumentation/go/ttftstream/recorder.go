@@ -432,7 +432,14 @@ func (r *recorder) end(how string, err error, now time.Time) {
 				attribute.Int64(AttrChunkContentCount, r.content),
 				attribute.Int64(AttrChunkUnrecorded, r.unrecorded))
 			if r.contentSeen {
-				attrs = append(attrs, attribute.Float64(AttrChunkMaxGap, r.maxGap.Seconds()))
+				gap := r.maxGap
+				if how == endTimeout && !errors.Is(err, context.DeadlineExceeded) && now.After(r.lastChunk) {
+					// Cut by an idle timeout: the pause it was cut in is its
+					// longest so far, the one the collector censors the idle
+					// window at.
+					gap = max(gap, now.Sub(r.lastChunk))
+				}
+				attrs = append(attrs, attribute.Float64(AttrChunkMaxGap, gap.Seconds()))
 			}
 		}
 	}

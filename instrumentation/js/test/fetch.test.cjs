@@ -568,6 +568,10 @@ test('idleTimeoutMs: a pause after content cuts; time the app holds a chunk does
   assert.equal(r.span.attributes[ATTR.end], 'timeout');
   assert.equal(r.span.attributes['error.type'], 'timeout');
   assert.equal(r.span.attributes[ATTR.contentCount], 1);
+  // The pause it was cut in (content at 30 ms, cut 150 ms after the last
+  // keep-alive or later) is its longest: the collector censors the idle
+  // window there. It was 0: no pause between two content chunks.
+  assert.ok(r.span.attributes[ATTR.maxGap] >= 0.149, `max gap ${r.span.attributes[ATTR.maxGap]}`);
   // Chunks every 60 ms, the app holding each for 200 ms: never idle.
   const frames = [[10, sse(content('a'))]];
   for (let i = 1; i <= 3; i++) frames.push([10 + 60 * i, sse(content('b'))]);
