@@ -22,9 +22,6 @@ func (d *Deriver) bound(e *evidence) {
 		e.hasGap, e.maxGap = false, 0
 		e.rejected++
 	}
-	if e.hasTailGap && e.tailGap > d.cfg.MaxChunkGapSeconds {
-		e.hasTailGap, e.tailGap = false, 0
-	}
 	if e.hasAttempts && e.attempts > record.MaxAttempts {
 		e.hasAttempts = false
 		e.rejected++

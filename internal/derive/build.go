@@ -96,12 +96,6 @@ func (d *Deriver) build(sc *scratch, i int32, rec *record.Record) (reason Reason
 		}
 		has = rec.HasTimeToFirstChunk
 	}
-	if rec.Outcome == record.OutcomeTimeoutIdle && r.hasTailGap && has && (!rec.HasMaxChunkGap || r.tailGap > rec.MaxChunkGap) {
-		// Cut by an idle timeout: the pause that got it cut, from its last
-		// chunk to the end, is one of its pauses, and its longest so far
-		// (docs/architecture.md §2: the idle window takes it as censored).
-		rec.MaxChunkGap, rec.HasMaxChunkGap = r.tailGap, true
-	}
 	rec.Attempts = d.attempts(sc, r)
 	if _, failedOver, ok := r.gatewayAttempts(); ok {
 		rec.FailedOver, rec.FailedOverKnown = failedOver, true

@@ -78,19 +78,10 @@ type evidence struct {
 	chunkAtRank uint8
 
 	// From ttft.chunk events.
-	maxGap float64
-	hasGap bool
-	// tailGap is the pause from the last chunk after first content to the
-	// span's end: the pause in progress when an idle timeout cut the
-	// stream (build). Only from events that hold every content chunk: the
-	// stream instrumentation records none after the first content by
-	// default, and the last one recorded is then no last chunk
-	// (applySummary compares them with its summary's count).
-	tailGap          float64
-	hasTailGap       bool
-	tailEventContent int64
-	contentChunks    int64
-	chunkEvents      int64
+	maxGap        float64
+	hasGap        bool
+	contentChunks int64
+	chunkEvents   int64
 	// Generic chunk events (no kind): earliest and gap bookkeeping.
 	genericChunks int64
 	// A stream instrumentation's summary over every chunk.
@@ -639,11 +630,6 @@ func (d *Deriver) mayBeCall(span ptrace.Span) bool {
 // into what its (bounded) chunk events gave: the events stop at the first
 // content, the summary counts the rest with the same rules.
 func (e *evidence) applySummary() {
-	if e.hasTailGap && (!e.hasSummaryContent || e.summaryContent != e.tailEventContent) {
-		// The events stop short of the stream's last chunk (or no summary
-		// says they do not): the pause at the end is unknown.
-		e.hasTailGap = false
-	}
 	if e.hasSummaryContent && e.summaryContent > e.contentChunks {
 		e.contentChunks = e.summaryContent
 	}
@@ -784,12 +770,6 @@ func (d *Deriver) scanEvents(e *evidence, si *scopeInfo, events ptrace.SpanEvent
 	}
 	if c.lastChunk != 0 {
 		e.maxGap, e.hasGap = float64(c.maxGap)/1e9, true
-		if n == events.Len() && c.ignored == 0 {
-			// Chunks are admitted up to 1 ms past the end: such a one
-			// ends no pause before it.
-			e.tailGap, e.hasTailGap = float64(e.end-min(c.lastChunk, e.end))/1e9, true
-			e.tailEventContent = c.contentChunks
-		}
 	}
 	if g.first != 0 {
 		e.chunk.offer(float64(g.first-e.start)/1e9, EventCompletionChunk, prioCompletionChunkEvent)

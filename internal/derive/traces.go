@@ -81,13 +81,9 @@ type foldState struct {
 	hasPrompt, hasCached, hasOutput bool
 	// outputSeen: a span counted output that says content came (not the
 	// Messages API's message_start placeholder of 1).
-	outputSeen bool
-	maxGap     float64
-	hasGap     bool
-	// tailGap: the longest of the call's spans' pauses from the last chunk
-	// to the span's end (evidence.tailGap).
-	tailGap       float64
-	hasTailGap    bool
+	outputSeen    bool
+	maxGap        float64
+	hasGap        bool
 	contentChunks int64
 	outcome       string
 	// abandoned: a span of the call says the client walked away from the
@@ -462,7 +458,6 @@ func (d *Deriver) checkTimings(e *evidence) {
 			e.invalidTTFT = true
 		}
 		e.content.ok, e.chunk.ok, e.srvTTFT.ok, e.headers.ok = false, false, false, false
-		e.hasTailGap = false
 		return
 	}
 	if e.hasGap && e.maxGap > e.duration+durationSlack {
@@ -784,9 +779,6 @@ func (d *Deriver) fold(sc *scratch) {
 		}
 		if e.ev.hasGap && (!r.hasGap || e.ev.maxGap > r.maxGap) {
 			r.maxGap, r.hasGap = e.ev.maxGap, true
-		}
-		if e.ev.hasTailGap && (!r.hasTailGap || e.ev.tailGap > r.tailGap) {
-			r.tailGap, r.hasTailGap = e.ev.tailGap, true
 		}
 		if e.ev.contentChunks > r.contentChunks {
 			r.contentChunks = e.ev.contentChunks

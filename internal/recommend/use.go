@@ -22,8 +22,8 @@ const (
 	UseCensored
 	// UseIdleCut: a stream cut by an idle timeout, a right-censored
 	// observation of its longest pause: at least its ttft.max_chunk_gap,
-	// which holds the pause in progress at the cut where the chunk events
-	// tell it. Its TTFT and duration enter no window.
+	// which holds the pause it was cut in where the stream instrumentation
+	// measured it. Its TTFT and duration enter no window.
 	UseIdleCut
 )
 
