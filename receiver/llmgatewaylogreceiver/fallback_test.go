@@ -86,6 +86,23 @@ func newHeldPipeline(t *testing.T, maxPending int) *heldPipeline {
 	return newHeldPipelineOn(t, maxPending, clockwork.NewFakeClock(), nil)
 }
 
+// startPipeline runs the receiver's operators of cfg (after the file
+// input) on client, into a capture output; the pipeline stops at cleanup.
+func startPipeline(t *testing.T, cfg *Config, client storage.Client) (pipeline.Pipeline, *lockedCapture) {
+	t.Helper()
+	ops, err := operators(cfg)
+	require.NoError(t, err)
+	set := componenttest.NewNopTelemetrySettings()
+	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
+	require.NoError(t, err)
+	out := &lockedCapture{OutputOperator: o}
+	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
+	require.NoError(t, err)
+	require.NoError(t, pipe.Start(client))
+	t.Cleanup(func() { _ = pipe.Stop() })
+	return pipe, out
+}
+
 // newHeldPipelineOn is newHeldPipeline on clock, with client as the
 // receiver's storage (nil: none configured).
 func newHeldPipelineOn(t *testing.T, maxPending int, clock *clockwork.FakeClock, client storage.Client) *heldPipeline {

@@ -10,12 +10,10 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
 
@@ -36,17 +34,7 @@ func TestSecondHeaderLineKeepsTheFirstChange(t *testing.T) {
 		h3,
 		"a-3,2026-11-30T00:00:03Z,m,ok,1600,250,1200",
 	}
-	cfg := createDefaultConfig()
-	ops, err := operators(cfg)
-	require.NoError(t, err)
-	set := componenttest.NewNopTelemetrySettings()
-	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
-	require.NoError(t, err)
-	out := &lockedCapture{OutputOperator: o}
-	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
-	require.NoError(t, err)
-	require.NoError(t, pipe.Start(storage.NewNopClient()))
-	t.Cleanup(func() { _ = pipe.Stop() })
+	pipe, out := startPipeline(t, createDefaultConfig(), storage.NewNopClient())
 	feed := func(from, to int) {
 		for n := from; n <= to; n++ {
 			e := entry.New()
@@ -95,17 +83,7 @@ func TestConcurrentHeaderChangesAreBothSaved(t *testing.T) {
 		cfg := createDefaultConfig()
 		id := component.MustNewID("file_storage")
 		cfg.StorageID = &id
-		ops, err := operators(cfg)
-		require.NoError(t, err)
-		set := componenttest.NewNopTelemetrySettings()
-		o, err := helper.NewOutputConfig("capture", "capture").Build(set)
-		require.NoError(t, err)
-		out := &lockedCapture{OutputOperator: o}
-		pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
-		require.NoError(t, err)
-		require.NoError(t, pipe.Start(client))
-		t.Cleanup(func() { _ = pipe.Stop() })
-		return pipe, out
+		return startPipeline(t, cfg, client)
 	}
 	row := func(path string, n int64, line string) []*entry.Entry {
 		e := entry.New()

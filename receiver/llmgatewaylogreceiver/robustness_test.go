@@ -13,10 +13,8 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/storagetest"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/entry"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/operator/helper"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/pipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -178,16 +176,7 @@ func TestFoldedTTFTIsNotAfterTheFoldedEnd(t *testing.T) {
 	cfg := createDefaultConfig()
 	cfg.Format = FormatBifrost
 	cfg.Mapping.TTFT = "ttft_ms" // an exporter that adds a TTFT (README: "taken as first_chunk")
-	ops, err := operators(cfg)
-	require.NoError(t, err)
-	set := componenttest.NewNopTelemetrySettings()
-	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
-	require.NoError(t, err)
-	out := &lockedCapture{OutputOperator: o}
-	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
-	require.NoError(t, err)
-	require.NoError(t, pipe.Start(storage.NewNopClient()))
-	defer func() { _ = pipe.Stop() }()
+	pipe, out := startPipeline(t, cfg, storage.NewNopClient())
 	lines := []string{
 		`{"id":"p-4","timestamp":"2026-12-01T00:00:00Z","model":"m0","fallback_index":0,"latency":100,"status":"error","stream":true}`,
 		`{"id":"c-41","parent_request_id":"p-4","model":"m1","fallback_index":1,"latency":100,"status":"error","stream":true}`,
