@@ -319,8 +319,9 @@ func (d *Deriver) apply(e *evidence, row *Row, v pcommon.Value) {
 				// A server's clock starts at arrival, so the row holds only
 				// on a SERVER span (vLLM's). Elsewhere the producer is not
 				// known: a time to "first token" is a first chunk, the lower
-				// bound, as for the other keys of unknown producers.
-				e.chunk.offer(f, row.Key, row.Rank)
+				// bound, as for the other keys of unknown producers, and
+				// ranked below them (its row's rank is the server class's).
+				e.chunk.offer(f, row.Key, prioDemotedServer)
 				return
 			}
 			e.srvTTFT.offer(f, row.Key, row.Rank)

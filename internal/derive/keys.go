@@ -143,4 +143,9 @@ const (
 	prioLangfuse
 	prioTTFTMs
 	prioBifrostNs
+	// prioDemotedServer: a server's first-token key (vLLM's) on a span that
+	// is not a server's, read as an unknown producer's first chunk: below
+	// every other first-chunk evidence, the stream instrumentation's
+	// events first of all.
+	prioDemotedServer
 )
