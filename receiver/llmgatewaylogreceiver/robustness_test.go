@@ -339,11 +339,14 @@ func TestHeaderLineEndsWhenTheFileIsReadAgain(t *testing.T) {
 	h := newHarness(t, testConfig(t, FormatInfroCSV, filepath.Join(dir, "*.csv")))
 	h.start(t)
 	h.waitRecords(t, 2)
-	require.NoError(t, os.WriteFile(path, []byte(h1+"\n"+
+	require.NoError(t, os.WriteFile(path+".new", []byte(h1+"\n"+
 		"b-1,2026-12-01T00:00:01Z,m,ok,450,1600,1000\n"+
 		"b-2,2026-12-01T00:00:02Z,m,ok,350,1600,1000\n"+
 		h2+"\n"+
 		"b-3,2026-12-01T00:00:03Z,m,ok,1200,1600,250\n"), 0o600))
+	// The next export replaces the file whole (a write in place could be
+	// read by stanza half-truncated).
+	require.NoError(t, os.Rename(path+".new", path))
 	lrs := h.waitRecords(t, 5)
 	h.stop(t)
 	var ttfts []float64
