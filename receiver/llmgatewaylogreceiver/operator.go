@@ -267,11 +267,12 @@ type mapOperator struct {
 	headerSaveMu sync.Mutex
 }
 
-// heldKey is where a graceful stop saves the held requests, in the
-// operator's scope of the receiver's storage.
+// heldKey is where the held requests are saved whole, in the operator's
+// scope of the receiver's storage: the journal's base (heldjournal.go), the
+// layout a graceful stop always wrote.
 const heldKey = "fallbacks_held"
 
-// Start holds again the requests a graceful stop saved, and starts
+// Start holds again the requests the storage holds (heldjournal.go), and starts
 // releasing held requests whose wait is over.
 func (o *mapOperator) Start(p operator.Persister) error {
 	if o.headers != nil && o.saveHeld && p != nil {
