@@ -85,7 +85,9 @@ func (ws *windowStore) len() int { return ws.series.len() }
 // nil: no cache), whose own key determines it.
 func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record, sv *signalValues, now time.Time, st *batchStats) {
 	use, measuredAt, cut, hasCut := recommend.WindowUse(rec, ws.cfg.Censoring)
-	if use == recommend.UseNone {
+	if use == recommend.UseNone || (use == recommend.UseIdleCut && !ws.used[sigMaxChunkGap]) {
+		// An idle cut enters only the longest-pause window: none is kept
+		// when no policy reads it, and no series is made for it.
 		return
 	}
 	var s *winSeries
@@ -109,9 +111,7 @@ func (ws *windowStore) observe(tgt *target, link **winSeries, rec *record.Record
 	if use == recommend.UseIdleCut {
 		// Its longest pause is at least the one it was cut in; no pause
 		// is above max_chunk_gap_seconds (the derivation's bound).
-		if ws.used[sigMaxChunkGap] {
-			ws.window(s, sigMaxChunkGap, now).ObserveCensored(min(cut, ws.cfg.Derive.MaxChunkGapSeconds), now)
-		}
+		ws.window(s, sigMaxChunkGap, now).ObserveCensored(min(cut, ws.cfg.Derive.MaxChunkGapSeconds), now)
 		return
 	}
 	if use == recommend.UseCensored {
