@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 // Bifrost's log rows of a request that failed over (v1.5.11): the first
@@ -52,15 +51,10 @@ func TestCrashKeepsHeldFallbackRows(t *testing.T) {
 	var mu sync.Mutex
 	var got []map[string]any
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/logs", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		rls := req.Logs().ResourceLogs()
+	mux.HandleFunc("/v1/logs", handleOTLPLogs(func(ld plog.Logs) {
+		rls := ld.ResourceLogs()
 		mu.Lock()
+		defer mu.Unlock()
 		for i := 0; i < rls.Len(); i++ {
 			for j := 0; j < rls.At(i).ScopeLogs().Len(); j++ {
 				lrs := rls.At(i).ScopeLogs().At(j).LogRecords()
@@ -69,9 +63,7 @@ func TestCrashKeepsHeldFallbackRows(t *testing.T) {
 				}
 			}
 		}
-		mu.Unlock()
-		_, _ = w.Write(mustProto(plogotlp.NewExportResponse().MarshalProto()))
-	})
+	}))
 	url := serveLoopback(t, mux)
 	telPort := freePort(t)
 	cfg := fmt.Sprintf(`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
@@ -50,16 +51,10 @@ func newOTLPSink(t *testing.T) (*otlpSink, string) {
 	t.Helper()
 	s := &otlpSink{rows: map[string]int{}, counted: map[string]bool{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/logs", func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		req := plogotlp.NewExportRequest()
-		if err := req.UnmarshalProto(body); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	mux.HandleFunc("/v1/logs", handleOTLPLogs(func(ld plog.Logs) {
 		now := time.Now()
 		s.mu.Lock()
-		rls := req.Logs().ResourceLogs()
+		rls := ld.ResourceLogs()
 		for i := 0; i < rls.Len(); i++ {
 			sls := rls.At(i).ScopeLogs()
 			for j := 0; j < sls.Len(); j++ {
@@ -78,8 +73,7 @@ func newOTLPSink(t *testing.T) (*otlpSink, string) {
 			}
 		}
 		s.mu.Unlock()
-		_, _ = w.Write(mustProto(plogotlp.NewExportResponse().MarshalProto()))
-	})
+	}))
 	mux.HandleFunc("/v1/metrics", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		req := pmetricotlp.NewExportRequest()
@@ -109,6 +103,21 @@ func newOTLPSink(t *testing.T) (*otlpSink, string) {
 		_, _ = w.Write(mustProto(pmetricotlp.NewExportResponse().MarshalProto()))
 	})
 	return s, serveLoopback(t, mux)
+}
+
+// handleOTLPLogs answers OTLP/HTTP protobuf logs exports, handing each
+// request's logs to got.
+func handleOTLPLogs(got func(plog.Logs)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := plogotlp.NewExportRequest()
+		if err := req.UnmarshalProto(body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		got(req.Logs())
+		_, _ = w.Write(mustProto(plogotlp.NewExportResponse().MarshalProto()))
+	}
 }
 
 func mustProto(b []byte, err error) []byte {

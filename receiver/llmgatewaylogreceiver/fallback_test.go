@@ -90,9 +90,14 @@ func newHeldPipeline(t *testing.T, maxPending int) *heldPipeline {
 // input) on client, into a capture output; the pipeline stops at cleanup.
 func startPipeline(t *testing.T, cfg *Config, client storage.Client) (pipeline.Pipeline, *lockedCapture) {
 	t.Helper()
+	return startPipelineWith(t, cfg, client, componenttest.NewNopTelemetrySettings())
+}
+
+// startPipelineWith is startPipeline with the operators' telemetry set.
+func startPipelineWith(t *testing.T, cfg *Config, client storage.Client, set component.TelemetrySettings) (pipeline.Pipeline, *lockedCapture) {
+	t.Helper()
 	ops, err := operators(cfg)
 	require.NoError(t, err)
-	set := componenttest.NewNopTelemetrySettings()
 	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
 	require.NoError(t, err)
 	out := &lockedCapture{OutputOperator: o}
@@ -117,20 +122,11 @@ func newHeldPipelineOn(t *testing.T, maxPending int, clock *clockwork.FakeClock,
 	} else {
 		client = storage.NewNopClient()
 	}
-	ops, err := operators(cfg)
-	require.NoError(t, err)
 	set := componenttest.NewNopTelemetrySettings()
 	reader := sdkmetric.NewManualReader()
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	o, err := helper.NewOutputConfig("capture", "capture").Build(set)
-	require.NoError(t, err)
-	out := &lockedCapture{OutputOperator: o}
-	pipe, err := pipeline.Config{Operators: ops, DefaultOutput: out}.Build(set)
-	require.NoError(t, err)
-	require.NoError(t, pipe.Start(client))
-	p := &heldPipeline{first: pipe.Operators()[0], out: out, pipe: pipe, clock: clock, reader: reader, wait: cfg.Fallbacks.Wait}
-	t.Cleanup(func() { _ = pipe.Stop() })
-	return p
+	pipe, out := startPipelineWith(t, cfg, client, set)
+	return &heldPipeline{first: pipe.Operators()[0], out: out, pipe: pipe, clock: clock, reader: reader, wait: cfg.Fallbacks.Wait}
 }
 
 func (p *heldPipeline) feed(t *testing.T, lines ...string) {
