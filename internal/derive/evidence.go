@@ -871,6 +871,13 @@ func ChunkSums(events ptrace.SpanEventSlice, lo, hi uint64) (firstAny, firstCont
 	return c.firstAny, c.firstContent, c.maxGap, c.contentChunks, ok
 }
 
+// HasRow reports whether the producer table has a row for an attribute
+// key (the lookup scanAttrs makes for each attribute of a span whose scope
+// has no producer rows of its own), applying nothing. It is for the
+// processor's BenchmarkFloorKeyTable, the floor of finding each input's
+// rule in a configurable table.
+func (d *Deriver) HasRow(key string) bool { return d.table.attrs.get(key) != nil }
+
 // mixedEvents reads the first n events of a span that has events other
 // than ttft.chunk: those go to otherEvent, the chunk events are read as
 // onlyChunks reads them.

@@ -148,9 +148,10 @@ func BenchmarkFloorRecordWrite(b *testing.B) {
 // order-independent so evidenceSum can check it a different way: a floor
 // that skipped a read would fail the check. then, when set, runs on each
 // span after it is read. events, when set, reads the span's events instead
-// of the walk's own loop, given the span's start and end.
-func readWalk(td ptrace.Traces, then func(ptrace.Span), events func(ptrace.SpanEventSlice, uint64, uint64) uint64) uint64 {
-	var sink uint64
+// of the walk's own loop, given the span's start and end. rows, when set,
+// looks each attribute key up in its producer table as the derivation does
+// (Deriver.HasRow), applying nothing; found counts the keys with a row.
+func readWalk(td ptrace.Traces, then func(ptrace.Span), events func(ptrace.SpanEventSlice, uint64, uint64) uint64, rows *derive.Deriver) (sink uint64, found int) {
 	rss := td.ResourceSpans()
 	for i := 0; i < rss.Len(); i++ {
 		sss := rss.At(i).ScopeSpans()
@@ -167,6 +168,9 @@ func readWalk(td ptrace.Traces, then func(ptrace.Span), events func(ptrace.SpanE
 				sink += uint64(st.Code()) + foldStr(st.Message())
 				span.Attributes().Range(func(key string, v pcommon.Value) bool {
 					sink += foldStr(key) + foldValue(v)
+					if rows != nil && rows.HasRow(key) {
+						found++
+					}
 					return true
 				})
 				evs := span.Events()
@@ -191,7 +195,7 @@ func readWalk(td ptrace.Traces, then func(ptrace.Span), events func(ptrace.SpanE
 			}
 		}
 	}
-	return sink
+	return sink, found
 }
 
 // foldStr folds a string's length and first byte: what a comparison with a
@@ -282,7 +286,7 @@ func evidenceSum(td ptrace.Traces) uint64 {
 func TestReadWalkReadsEvidence(t *testing.T) {
 	td := benchTraces()
 	want := evidenceSum(td)
-	if got := readWalk(td, nil, nil); got != want {
+	if got, _ := readWalk(td, nil, nil, nil); got != want {
 		t.Fatalf("readWalk = %d, evidenceSum = %d", got, want)
 	}
 	span := td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(7)
@@ -292,9 +296,9 @@ func TestReadWalkReadsEvidence(t *testing.T) {
 		"event time":     func() { span.Events().At(4).SetTimestamp(span.Events().At(4).Timestamp() + 1) },
 		"status message": func() { span.Status().SetMessage("x") },
 	} {
-		before := readWalk(td, nil, nil)
+		before, _ := readWalk(td, nil, nil, nil)
 		change()
-		after := readWalk(td, nil, nil)
+		after, _ := readWalk(td, nil, nil, nil)
 		if after == before {
 			t.Errorf("%s: readWalk's sum did not change", name)
 		}
@@ -319,7 +323,7 @@ func BenchmarkFloorReadWrite(b *testing.B) {
 		if got != 0 && got != want {
 			b.Fatalf("readWalk read %d, want %d", got, want)
 		}
-		got = readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, nil)
+		got, _ = readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, nil, nil)
 	})
 	if got != want {
 		b.Fatalf("readWalk read %d, want %d", got, want)
@@ -377,7 +381,8 @@ func BenchmarkFloorChunkRules(b *testing.B) {
 	rec := derivedRecord(b)
 	var sink uint64
 	runBench(b, func(td ptrace.Traces) {
-		sink += readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, chunkRules)
+		sum, _ := readWalk(td, func(span ptrace.Span) { rec.Write(span.Attributes()) }, chunkRules, nil)
+		sink += sum
 	})
 	_ = sink
 }
@@ -392,7 +397,52 @@ func BenchmarkFloorTwoPass(b *testing.B) {
 	spans := make([]ptrace.Span, 0, benchSpans)
 	runBench(b, func(td ptrace.Traces) {
 		spans = spans[:0]
-		sink += readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules)
+		sum, _ := readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules, nil)
+		sink += sum
+		for _, span := range spans {
+			rec.Write(span.Attributes())
+		}
+	})
+	_ = sink
+}
+
+// BenchmarkFloorKeyTable is BenchmarkFloorTwoPass with each attribute key
+// looked up in the default producer table, as the derivation must to find
+// the rule that reads it (docs/architecture.md §4), and no rule applied:
+// the floor of any processor whose rules come from a configurable table,
+// with every span-level rule (producers' values, outcome, band, target,
+// nesting, attempts, bounds, the record's fields) free. The keys found are
+// checked against a count made before the timer.
+func BenchmarkFloorKeyTable(b *testing.B) {
+	rec := derivedRecord(b)
+	d, err := derive.New(derive.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := 0
+	for _, rs := range benchTraces().ResourceSpans().All() {
+		for _, ss := range rs.ScopeSpans().All() {
+			for _, span := range ss.Spans().All() {
+				for k := range span.Attributes().AsRaw() {
+					if d.HasRow(k) {
+						want++
+					}
+				}
+			}
+		}
+	}
+	if want == 0 {
+		b.Fatal("no attribute of the corpus has a row")
+	}
+	var sink uint64
+	spans := make([]ptrace.Span, 0, benchSpans)
+	runBench(b, func(td ptrace.Traces) {
+		spans = spans[:0]
+		sum, found := readWalk(td, func(span ptrace.Span) { spans = append(spans, span) }, chunkRules, d)
+		if found != want {
+			b.Fatalf("found %d keys with a row, want %d", found, want)
+		}
+		sink += sum
 		for _, span := range spans {
 			rec.Write(span.Attributes())
 		}
