@@ -333,6 +333,8 @@ func Inspect(attrs pcommon.Map, r *Record) (State, Invalid) {
 				*s = strValue(v)
 			case v.Type() == pcommon.ValueTypeBool:
 				*b, *has = v.Bool(), true
+			default:
+				in.fail(InvalidValue) // a flag that is no bool ("false")
 			}
 		} else if len(k) == len(KeyProvider) {
 			// The target keys, compared here with the constants (word

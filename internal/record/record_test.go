@@ -95,6 +95,8 @@ func TestReadRejectsUnusableRecords(t *testing.T) {
 		{"NaN tokens", func(m pcommon.Map) { m.PutDouble(KeyPromptTokens, math.NaN()) }},
 		{"NaN attempts", func(m pcommon.Map) { m.PutDouble(KeyAttempts, math.NaN()) }},
 		{"unknown clock", func(m pcommon.Map) { m.PutStr(KeyMeasuredAt, "headers") }},
+		{"streamed as string", func(m pcommon.Map) { m.PutStr(KeyStreamed, "false") }},
+		{"failed over as int", func(m pcommon.Map) { m.PutInt(KeyFailedOver, 1) }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
