@@ -505,7 +505,7 @@ func GatewayRowsComplete(rows []*GatewayRecord) bool {
 	var seen [record.MaxAttempts]bool
 	for _, r := range rows {
 		primary = primary || r.ParentID == ""
-		if r.FallbackIndex > last.FallbackIndex {
+		if laterRow(r, last) {
 			last = r
 		}
 		if r.FallbackIndex >= 0 && r.FallbackIndex < record.MaxAttempts {
@@ -521,6 +521,17 @@ func GatewayRowsComplete(rows []*GatewayRecord) bool {
 		}
 	}
 	return true
+}
+
+// laterRow reports whether r is a later attempt of its request than
+// last: a higher fallback index, or on the same one (a mapping without
+// fallback_index gives every row 0) the later start. GatewayRowsComplete
+// and FoldFallbacks take the same row as the one that served.
+func laterRow(r, last *GatewayRecord) bool {
+	if r.FallbackIndex != last.FallbackIndex {
+		return r.FallbackIndex > last.FallbackIndex
+	}
+	return r.HasStart && last.HasStart && r.Start.After(last.Start)
 }
 
 // FoldFallbacks folds the rows of one client request — its first attempt
@@ -541,7 +552,7 @@ func (d *Deriver) FoldFallbacks(rows []*GatewayRecord, out *GatewayRecord) {
 		if r.ParentID == "" && primary == nil {
 			primary = r
 		}
-		if r.FallbackIndex > last.FallbackIndex || (r.FallbackIndex == last.FallbackIndex && r.HasStart && last.HasStart && r.Start.After(last.Start)) {
+		if laterRow(r, last) {
 			last = r
 		}
 		seen[r.FallbackIndex] = true
