@@ -54,11 +54,15 @@ func (s *jscan) more(close byte) bool {
 		return false
 	case ',':
 		s.i++
-		if s.peek() == close { // trailing comma: tolerated
+		switch s.peek() {
+		case close: // trailing comma: tolerated
 			s.i++
 			return false
+		case 0: // cut after a comma: malformed
+			s.bad = true
+			return false
 		}
-		return s.i < len(s.b)
+		return true
 	case 0:
 		s.bad = true
 		return false
