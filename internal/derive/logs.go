@@ -162,9 +162,12 @@ func (d *Deriver) scanLog(e *evidence, si *scopeInfo, lr plog.LogRecord) {
 		e.duration = f
 		break
 	}
-	if e.chunk.ok && e.chunk.prio == prioLangfuse {
-		// An absolute time needs a start the record does not have.
-		e.chunk.ok = false
+	if e.chunkAtSrc != "" {
+		// An absolute time (Langfuse's completion start) needs a start the
+		// record does not have. It is never offered as a chunk time (only
+		// a span's start resolves it), so it is told by chunkAtSrc, not by
+		// its rank: a configured row of the same rank is read.
+		e.chunkAt, e.chunkAtSrc = 0, ""
 		e.rejected++
 	}
 }
