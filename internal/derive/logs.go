@@ -20,8 +20,8 @@ const (
 // Logs derives one record per GenAI call log record, from attributes only
 // (gateway request records, LiteLLM logs). Log records emitted inside a span
 // (they carry a span id, e.g. GenAI events) are skipped with ReasonSpanLog:
-// the span is the call. The clock is the gateway's unless a SERVER-side
-// attribute says otherwise.
+// the span is the call. The observer is the gateway: a log record has no
+// span kind to say it was written at the server.
 func (d *Deriver) Logs(ld plog.Logs, visit func(res pcommon.Resource, lr plog.LogRecord, rec *record.Record)) Stats {
 	return d.LogsWith(ld, LogVisitor{Record: visit})
 }
@@ -101,9 +101,7 @@ func (d *Deriver) LogsWith(ld plog.Logs, v LogVisitor) Stats {
 				if e.ev.duration == math.MaxFloat64 {
 					rec.Duration, rec.HasDuration = 0, false
 				}
-				if !e.ev.server {
-					rec.Observer = record.ObserverGateway
-				}
+				rec.Observer = record.ObserverGateway
 				st.built(reason, has)
 				if v.Record != nil {
 					v.Record(res, lr, rec)
