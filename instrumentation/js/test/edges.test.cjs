@@ -7,29 +7,11 @@ const api = require('@opentelemetry/api');
 const { instrumentFetch, EVENT_CHUNK, ATTR } = require('../index.cjs');
 const { classify, newFacts } = require('../lib/classify.cjs');
 const { tracerProvider } = require('./otel.cjs');
+const { sleep, kinds, timedFetch } = require('./streams.cjs');
 
 const { provider, memory } = tracerProvider();
-const enc = new TextEncoder();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const kinds = (span) => span.events.filter((e) => e.name === EVENT_CHUNK).map((e) => e.attributes[ATTR.kind]);
 const sse = (...frames) => frames.map((f) => (f.startsWith(':') ? `${f}\n\n` : `data: ${f}\n\n`)).join('');
 const ev = (type, o = {}) => `event: ${type}\ndata: ${JSON.stringify({ type, ...o })}\n\n`;
-
-// timedFetch answers with each [waitMs, text] piece after its wait.
-function timedFetch(pieces, { status = 200, type = 'text/event-stream' } = {}) {
-  return async () => {
-    let i = 0;
-    const stream = new ReadableStream({
-      async pull(c) {
-        if (i >= pieces.length) return c.close();
-        const [wait, text] = pieces[i++];
-        await sleep(wait);
-        c.enqueue(enc.encode(text));
-      },
-    }, { highWaterMark: 0 });
-    return new Response(stream, { status, headers: { 'content-type': type } });
-  };
-}
 
 async function call(url, body, options = {}, reqBody = '{"model":"m","stream":true}') {
   memory.reset();

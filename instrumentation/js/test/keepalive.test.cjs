@@ -2,30 +2,12 @@
 // A Responses API keepalive event is a keep-alive: it neither ends a pause nor holds off idleTimeoutMs.
 const test = require('node:test');
 const assert = require('node:assert/strict');
-const { instrumentFetch, EVENT_CHUNK, ATTR } = require('../index.cjs');
+const { instrumentFetch, ATTR } = require('../index.cjs');
 const { classify, newFacts } = require('../lib/classify.cjs');
 const { tracerProvider } = require('./otel.cjs');
+const { kinds, timedFetch } = require('./streams.cjs');
 
 const { provider, memory } = tracerProvider();
-const enc = new TextEncoder();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const kinds = (span) => span.events.filter((e) => e.name === EVENT_CHUNK).map((e) => e.attributes[ATTR.kind]);
-
-// timedFetch answers with each [waitMs, text] piece after its wait.
-function timedFetch(pieces) {
-  return async () => {
-    let i = 0;
-    const stream = new ReadableStream({
-      async pull(c) {
-        if (i >= pieces.length) return c.close();
-        const [wait, text] = pieces[i++];
-        await sleep(wait);
-        c.enqueue(enc.encode(text));
-      },
-    }, { highWaterMark: 0 });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
-  };
-}
 
 // OpenAI's Responses API sends {"type":"keepalive","sequence_number":n}
 // events during long requests (openai/openai-node#1964): keep-alives, which

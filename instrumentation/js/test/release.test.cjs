@@ -3,30 +3,12 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { GoogleGenAI } = require('@google/genai');
-const { instrumentFetch, EVENT_CHUNK, ATTR } = require('../index.cjs');
+const { instrumentFetch, ATTR } = require('../index.cjs');
 const { startFakeLLM } = require('./fakellm.cjs');
 const { tracerProvider } = require('./otel.cjs');
+const { sleep, kinds, timedFetch } = require('./streams.cjs');
 
 const { provider, memory } = tracerProvider();
-const enc = new TextEncoder();
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const kinds = (span) => span.events.filter((e) => e.name === EVENT_CHUNK).map((e) => e.attributes[ATTR.kind]);
-
-// timedFetch answers with each [waitMs, text] piece after its wait.
-function timedFetch(pieces) {
-  return async () => {
-    let i = 0;
-    const stream = new ReadableStream({
-      async pull(c) {
-        if (i >= pieces.length) return c.close();
-        const [wait, text] = pieces[i++];
-        await sleep(wait);
-        c.enqueue(enc.encode(text));
-      },
-    }, { highWaterMark: 0 });
-    return new Response(stream, { status: 200, headers: { 'content-type': 'text/event-stream' } });
-  };
-}
 
 // @google/genai reads the body with getReader() and, when the app leaves its
 // for await loop, only releases the reader's lock (no cancel): the span must
