@@ -659,27 +659,41 @@ func TestCensoredCutIsBoundedByMaxTTFT(t *testing.T) {
 
 // TestConnectorCountsRefusedEvidence: with no processor in front, the
 // connector derives the spans itself and counts the evidence it refuses in
-// evidence_rejected, as the processor does; before, nothing counted it.
+// evidence_rejected, as the processor does; before, nothing counted it. The
+// kind label tells a refused value from an ignored event (a ttft.chunk
+// event before the span's start).
 func TestConnectorCountsRefusedEvidence(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
-	td := ptrace.NewTraces()
-	s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	s.SetName("chat m")
-	s.SetKind(ptrace.SpanKindClient)
-	s.SetTraceID(pcommon.TraceID{1})
-	s.SetSpanID(pcommon.SpanID{1})
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(2 * time.Second)))
-	a := s.Attributes()
-	a.PutStr("gen_ai.operation.name", "chat")
-	a.PutStr("gen_ai.request.model", "m")
-	a.PutBool("gen_ai.request.stream", true)
-	a.PutDouble("gen_ai.response.time_to_first_chunk", math.NaN())
-	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	assert.Equal(t, map[string]int64{"value": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_evidence_rejected", "kind"))
-	require.NoError(t, c.Shutdown(context.Background()))
+	for kind, refuse := range map[string]func(ptrace.Span){
+		"value": func(s ptrace.Span) { s.Attributes().PutDouble("gen_ai.response.time_to_first_chunk", math.NaN()) },
+		"event": func(s ptrace.Span) {
+			ev := s.Events().AppendEmpty()
+			ev.SetName("ttft.chunk")
+			ev.SetTimestamp(pcommon.NewTimestampFromTime(testStart.Add(-time.Second)))
+			ev.Attributes().PutStr("ttft.chunk.kind", "content")
+		},
+	} {
+		t.Run(kind, func(t *testing.T) {
+			tel := componenttest.NewTelemetry()
+			defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
+			c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
+			td := ptrace.NewTraces()
+			s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+			s.SetName("chat m")
+			s.SetKind(ptrace.SpanKindClient)
+			s.SetTraceID(pcommon.TraceID{1})
+			s.SetSpanID(pcommon.SpanID{1})
+			s.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
+			s.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(2 * time.Second)))
+			a := s.Attributes()
+			a.PutStr("gen_ai.operation.name", "chat")
+			a.PutStr("gen_ai.request.model", "m")
+			a.PutBool("gen_ai.request.stream", true)
+			refuse(s)
+			require.NoError(t, c.ConsumeTraces(context.Background(), td))
+			assert.Equal(t, map[string]int64{kind: 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_evidence_rejected", "kind"))
+			require.NoError(t, c.Shutdown(context.Background()))
+		})
+	}
 }
 
 // TestIdleCutsAreCensoredInTheIdleWindow: 1,000 streams with pauses of

@@ -421,34 +421,6 @@ func TestFirstPointStartingAtItsOwnTimestampIsABaseline(t *testing.T) {
 	assert.Equal(t, 25.0, windowSamples(t, flushNow(t, c, sink), "m"), "what grew since the first point only")
 }
 
-// TestConnectorCountsIgnoredEventsAsEvents: evidence_rejected tells a
-// refused value from an ignored event (a ttft.chunk event before the
-// span's start) by its kind label.
-func TestConnectorCountsIgnoredEventsAsEvents(t *testing.T) {
-	tel := componenttest.NewTelemetry()
-	defer func() { require.NoError(t, tel.Shutdown(context.Background())) }()
-	c := newTestConnectorWith(t, testSettings(tel), defaultConfig(), clockwork.NewFakeClockAt(testStart), consumertest.NewNop())
-	defer func() { require.NoError(t, c.Shutdown(context.Background())) }()
-	td := ptrace.NewTraces()
-	s := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
-	s.SetName("chat m")
-	s.SetKind(ptrace.SpanKindClient)
-	s.SetTraceID(pcommon.TraceID{1})
-	s.SetSpanID(pcommon.SpanID{1})
-	s.SetStartTimestamp(pcommon.NewTimestampFromTime(testStart))
-	s.SetEndTimestamp(pcommon.NewTimestampFromTime(testStart.Add(2 * time.Second)))
-	a := s.Attributes()
-	a.PutStr("gen_ai.operation.name", "chat")
-	a.PutStr("gen_ai.request.model", "m")
-	a.PutBool("gen_ai.request.stream", true)
-	ev := s.Events().AppendEmpty()
-	ev.SetName("ttft.chunk")
-	ev.SetTimestamp(pcommon.NewTimestampFromTime(testStart.Add(-time.Second)))
-	ev.Attributes().PutStr("ttft.chunk.kind", "content")
-	require.NoError(t, c.ConsumeTraces(context.Background(), td))
-	assert.Equal(t, map[string]int64{"event": 1}, sumByAttr(t, tel, "otelcol_connector_genai_ttft_evidence_rejected", "kind"))
-}
-
 // TestNewStartTimeIsARestartEvenWhenCountsGrew: a restarted producer
 // (a new start time) counts from zero, so its whole point is new, even when
 // every bucket holds more than the last point of its previous run did.
