@@ -24,4 +24,4 @@ function timedFetch(pieces, { status = 200, type = 'text/event-stream' } = {}) {
   };
 }
 
-module.exports = { enc, sleep, kinds, timedFetch };
+module.exports = { sleep, kinds, timedFetch };
