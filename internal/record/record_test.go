@@ -383,10 +383,14 @@ func oracleKey(in *inspector, k string, v pcommon.Value) {
 	case KeyStreamed:
 		if v.Type() == pcommon.ValueTypeBool {
 			r.Streamed, r.StreamedKnown = v.Bool(), true
+		} else {
+			in.fail(InvalidValue)
 		}
 	case KeyFailedOver:
 		if v.Type() == pcommon.ValueTypeBool {
 			r.FailedOver, r.FailedOverKnown = v.Bool(), true
+		} else {
+			in.fail(InvalidValue)
 		}
 	case KeyPromptBand:
 		r.PromptBand = strValue(v)
