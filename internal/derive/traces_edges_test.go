@@ -334,3 +334,33 @@ func TestLogUntrustedCounted(t *testing.T) {
 	assert.Empty(t, recs[0].MeasuredAt)
 	assert.Equal(t, int64(1), st.Untrusted)
 }
+
+// A value refused on a span or log record that then proves no call (an
+// INTERNAL span with a model, a log record without provider or model) is
+// counted all the same: values_rejected says what senders got wrong, calls
+// or not.
+func TestValuesRejectedOnItemsThatAreNoCalls(t *testing.T) {
+	d := testDeriver(t)
+	td := ptrace.NewTraces()
+	span := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+	span.SetKind(ptrace.SpanKindInternal)
+	span.SetTraceID(pcommon.TraceID{1})
+	span.SetSpanID(pcommon.SpanID{1})
+	span.SetStartTimestamp(pcommon.NewTimestampFromTime(time.Unix(1000, 0)))
+	span.SetEndTimestamp(pcommon.NewTimestampFromTime(time.Unix(1002, 0)))
+	span.Attributes().PutStr("gen_ai.request.model", "m")
+	span.Attributes().PutInt("gen_ai.usage.input_tokens", -5)
+	records := 0
+	st := d.Traces(td, func(pcommon.Resource, ptrace.Span, *record.Record) { records++ })
+	require.Zero(t, records, "an INTERNAL span with only a target is no call")
+	assert.Equal(t, int64(1), st.Skipped[ReasonNotGenAI])
+	assert.Equal(t, int64(1), st.ValuesRejected, "the span's refused token count")
+
+	ld := plog.NewLogs()
+	lr := ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.Attributes().PutInt("gen_ai.usage.input_tokens", -5)
+	st = d.Logs(ld, func(pcommon.Resource, plog.LogRecord, *record.Record) { records++ })
+	require.Zero(t, records, "a log record without a target is no call")
+	assert.Equal(t, int64(1), st.Skipped[ReasonNotGenAI])
+	assert.Equal(t, int64(1), st.ValuesRejected, "the log record's refused token count")
+}
