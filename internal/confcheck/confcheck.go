@@ -29,6 +29,16 @@ func UnitlessDurations(conf *confmap.Conf, cfg any) error {
 	return errors.Join(errs...)
 }
 
+// Unmarshal is a component Config's confmap.Unmarshaler: it refuses
+// unitless durations (UnitlessDurations), then decodes conf into cfg as the
+// collector would.
+func Unmarshal(conf *confmap.Conf, cfg any) error {
+	if err := UnitlessDurations(conf, cfg); err != nil {
+		return err
+	}
+	return conf.Unmarshal(cfg)
+}
+
 func walk(raw any, t reflect.Type, path string, errs *[]error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()

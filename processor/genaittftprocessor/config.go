@@ -41,12 +41,7 @@ var _ confmap.Unmarshaler = (*Config)(nil)
 
 // Unmarshal refuses a duration key written as a bare number before
 // decoding: the collector would read it as nanoseconds.
-func (c *Config) Unmarshal(conf *confmap.Conf) error {
-	if err := confcheck.UnitlessDurations(conf, c); err != nil {
-		return err
-	}
-	return conf.Unmarshal(c)
-}
+func (c *Config) Unmarshal(conf *confmap.Conf) error { return confcheck.Unmarshal(conf, c) }
 
 // Validate checks every key; each error names the key and the fix.
 func (c *Config) Validate() error {
