@@ -197,16 +197,16 @@ func (m *MappingConfig) validate() error {
 		outcomes = append(outcomes, key)
 	}
 	sort.Strings(outcomes)
-	// Words are matched case-insensitively and trimmed (newSpec); one word
-	// under two outcomes would go to whichever the map range visits last,
-	// a different one from start to start.
+	// Words are matched as statusWord makes them; one word under two
+	// outcomes would go to whichever the map range visits last, a
+	// different one from start to start.
 	owner := map[string]string{}
 	for _, key := range outcomes {
 		if _, ok := statusKeys[key]; !ok {
 			errs = append(errs, fmt.Errorf("mapping::status_values: unknown outcome %q, use complete, error, closed, timeout_first_token, timeout_idle, timeout_deadline, timeout or skip", key))
 		}
 		for _, w := range m.StatusValues[key] {
-			word := strings.ToLower(strings.TrimSpace(w))
+			word := statusWord(w)
 			if o, dup := owner[word]; dup && o != key {
 				errs = append(errs, fmt.Errorf("mapping::status_values::%s: %q is also listed under %s (words are matched case-insensitively): keep it under one outcome", key, w, o))
 				continue

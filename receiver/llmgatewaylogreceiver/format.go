@@ -305,11 +305,15 @@ func newSpec(format string, m MappingConfig) (*spec, error) {
 			}
 		}
 		for _, w := range words {
-			s.statuses[strings.ToLower(strings.TrimSpace(w))] = outcome
+			s.statuses[statusWord(w)] = outcome
 		}
 	}
 	return s, nil
 }
+
+// statusWord is a mapping::status_values word as rows are matched against
+// it: trimmed and lower-cased.
+func statusWord(w string) string { return strings.ToLower(strings.TrimSpace(w)) }
 
 // prefixed puts prefix before each of err's joined errors.
 func prefixed(prefix string, err error) error {
