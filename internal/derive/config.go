@@ -151,11 +151,8 @@ func (c *Config) checkRouteAttribute() error {
 	if r != record.KeyRoute && (record.IsRecordKey(r) || r == record.KeyNestedIn) {
 		return fmt.Errorf("derive::route_attribute %q is a key of the request record: name the attribute that holds the route, e.g. %s", r, record.KeyRoute)
 	}
-	rows := DefaultRows()
-	for _, p := range c.ContentExactProducers {
-		rows = append(rows, Row{Key: p.Attribute, Meaning: MeaningFirstContent.String()})
-	}
-	for _, row := range append(rows, c.Rows...) {
+	rows, _ := c.rows()
+	for _, row := range rows {
 		if !row.Event && row.Key == r {
 			return fmt.Errorf("derive::route_attribute %q is read as %s by the producer table, which it would stop: name the attribute that holds the route, e.g. %s, or leave it empty", r, row.Meaning, record.KeyRoute)
 		}
@@ -208,17 +205,23 @@ func (c *Config) producers() []ProducerMatch {
 // contentExactName names the producer of content_exact_producers[i].
 func contentExactName(i int) string { return fmt.Sprintf("content_exact_producers[%d]", i) }
 
-// table builds the producer table: the built-in producers and rows, then
-// content_exact_producers, then the configured producers and rows.
-func (c *Config) table() (*rowTable, error) {
-	prods := c.producers()
-	rows := DefaultRows()
+// rows is every row of the producer table in the order it is built: the
+// built-in rows, then content_exact_producers, then derive::rows, which
+// start at configured.
+func (c *Config) rows() (rows []Row, configured int) {
+	rows = DefaultRows()
 	for i, p := range c.ContentExactProducers {
 		rows = append(rows, Row{Producer: contentExactName(i), Key: p.Attribute, Meaning: MeaningFirstContent.String(), Unit: p.Unit, Rank: prioProducerExact, Source: "derive::content_exact_producers"})
 	}
-	configured := len(rows)
-	rows = append(rows, c.Rows...)
-	t, err := newRowTable(prods, rows, configured)
+	configured = len(rows)
+	return append(rows, c.Rows...), configured
+}
+
+// table builds the producer table: the built-in producers and rows, then
+// content_exact_producers, then the configured producers and rows.
+func (c *Config) table() (*rowTable, error) {
+	rows, configured := c.rows()
+	t, err := newRowTable(c.producers(), rows, configured)
 	if err != nil {
 		return nil, err
 	}
