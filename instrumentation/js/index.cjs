@@ -407,6 +407,12 @@ class Recorder {
 
   // end writes what the call ended with; how: completed | eof | closed |
   // canceled | timeout | error | stream_error.
+  // callersDeadline says a timeout is the caller's own (its signal fired
+  // with a TimeoutError), not the wrapper's limits nor the network's.
+  callersDeadline() {
+    return !this.ownCut && callerTimedOut(this.signal);
+  }
+
   end(how, err, t) {
     if (this.done) return;
     this.done = true;
@@ -444,7 +450,7 @@ class Recorder {
           // Cut by an idle timeout (not the caller's deadline): the pause it
           // was cut in is its longest so far, the one the collector censors
           // the idle window at.
-          const idleCut = how === 'timeout' && !(!this.ownCut && callerTimedOut(this.signal)) && t > this.lastChunk;
+          const idleCut = how === 'timeout' && !this.callersDeadline() && t > this.lastChunk;
           a[ATTR.maxGap] = (idleCut ? Math.max(this.maxGap, t - this.lastChunk) : this.maxGap) / 1e3;
         }
       }
@@ -464,7 +470,7 @@ class Recorder {
       // caller's own deadline (its signal's TimeoutError) is its total
       // deadline, anything else (the wrapper's idle limit, a network
       // timeout) an idle one.
-      a['error.type'] = this.contentSeen && !this.ownCut && callerTimedOut(this.signal) ? 'deadline_exceeded' : 'timeout';
+      a['error.type'] = this.contentSeen && this.callersDeadline() ? 'deadline_exceeded' : 'timeout';
       // By name: the OTel SDK would write a DOMException's legacy code (23)
       // as exception.type.
       this.span.recordException(err && typeof err === 'object' ? { name: err.name, message: err.message, stack: err.stack } : err, t);
