@@ -13,9 +13,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/stanza/fileconsumer/attrs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-ttft/otelcol-ttft/internal/derive"
@@ -41,11 +39,7 @@ func newMappedPipeline(t *testing.T, format string, m MappingConfig) *heldPipeli
 	cfg.Mapping = m
 	clock := clockwork.NewFakeClock()
 	cfg.clock = clock
-	set := componenttest.NewNopTelemetrySettings()
-	reader := sdkmetric.NewManualReader()
-	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	pipe, out := startPipelineWith(t, cfg, storage.NewNopClient(), set)
-	return &heldPipeline{first: pipe.Operators()[0], out: out, pipe: pipe, clock: clock, reader: reader, wait: cfg.Fallbacks.Wait}
+	return startHeldPipeline(t, cfg, clock, storage.NewNopClient())
 }
 
 // README, Fallback rows: "either row may come first". Without a fallback

@@ -122,6 +122,13 @@ func newHeldPipelineOn(t *testing.T, maxPending int, clock *clockwork.FakeClock,
 	} else {
 		client = storage.NewNopClient()
 	}
+	return startHeldPipeline(t, cfg, clock, client)
+}
+
+// startHeldPipeline runs cfg's operators on client with a metric reader
+// on their telemetry, cfg's clock being clock.
+func startHeldPipeline(t *testing.T, cfg *Config, clock *clockwork.FakeClock, client storage.Client) *heldPipeline {
+	t.Helper()
 	set := componenttest.NewNopTelemetrySettings()
 	reader := sdkmetric.NewManualReader()
 	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
